@@ -1,0 +1,38 @@
+// `sampcert reference`: prints the reference distribution of one row given on the command
+// line. The first job of the command-line tool; the runner joins it in a later issue.
+#ifndef SAMPCERT_CLI_REFERENCE_COMMAND_H_
+#define SAMPCERT_CLI_REFERENCE_COMMAND_H_
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "sampcert/error.h"
+#include "sampcert/policies.h"
+#include "sampcert/row.h"
+
+namespace sampcert::cli {
+
+struct ReferenceRequest {
+  std::string dtype = "f32";
+  std::vector<std::string> logits;  // decimal values or inf / -inf / nan
+  std::vector<int> mask;            // empty: all allowed
+  float temperature = 1.0f;
+  int64_t top_k = 0;
+  float top_p = 1.0f;
+  float min_p = 0.0f;
+  uint64_t seed = 0;
+  uint64_t row_id = 0;
+  int64_t draws = 0;  // tokens to draw with the reference sampler
+  Policies policies;
+};
+
+// Converts the textual logits to bit patterns of the requested dtype (round to nearest even,
+// as a cast would), runs the reference, and prints the result. Returns the process exit code:
+// 0 on success, 1 when the row is invalid (the error is printed), 2 on a usage error.
+int RunReference(const ReferenceRequest& request, std::ostream& out, std::ostream& err);
+
+}  // namespace sampcert::cli
+
+#endif  // SAMPCERT_CLI_REFERENCE_COMMAND_H_

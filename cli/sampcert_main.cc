@@ -1,0 +1,50 @@
+// The sampcert command-line tool.
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <map>
+#include <string>
+
+#include "cli/reference_command.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"sampcert: numerical conformance suite for LLM token samplers"};
+  app.require_subcommand(1);
+
+  sampcert::cli::ReferenceRequest req;
+  CLI::App* ref = app.add_subcommand(
+      "reference", "Print the exact reference distribution of one row (SPEC.md) and draws");
+  ref->add_option("--dtype", req.dtype, "Logit dtype: f32, f16 or bf16")->capture_default_str();
+  ref->add_option("--logits", req.logits, "Comma-separated logits (inf, -inf, nan allowed)")
+      ->required()
+      ->delimiter(',');
+  ref->add_option("--mask", req.mask, "Comma-separated 0/1 allowed-mask")->delimiter(',');
+  ref->add_option("--temperature,-t", req.temperature, "Temperature >= 0")->capture_default_str();
+  ref->add_option("--top-k", req.top_k, "top_k (0 = off)")->capture_default_str();
+  ref->add_option("--top-p", req.top_p, "top_p (1 = off)")->capture_default_str();
+  ref->add_option("--min-p", req.min_p, "min_p (0 = off)")->capture_default_str();
+  ref->add_option("--seed", req.seed, "Seed of the canonical draw")->capture_default_str();
+  ref->add_option("--row-id", req.row_id, "Row id of the canonical draw")->capture_default_str();
+  ref->add_option("--draws", req.draws, "Tokens to draw with the reference sampler")
+      ->capture_default_str();
+  const std::map<std::string, sampcert::TieRule> ties{
+      {"keep-all", sampcert::TieRule::kKeepAll},
+      {"lowest-index", sampcert::TieRule::kExactLowestIndex},
+      {"any", sampcert::TieRule::kExactAny}};
+  ref->add_option("--ties", req.policies.tie_rule, "Tie rule at truncation cuts")
+      ->transform(CLI::CheckedTransformer(ties, CLI::ignore_case));
+  const std::map<std::string, sampcert::PipelineOrder> orders{
+      {"temperature-first", sampcert::PipelineOrder::kTemperatureFirst},
+      {"truncation-first", sampcert::PipelineOrder::kTruncationFirst}};
+  ref->add_option("--order", req.policies.order, "Pipeline order")
+      ->transform(CLI::CheckedTransformer(orders, CLI::ignore_case));
+  const std::map<std::string, sampcert::NanPolicy> nans{{"error", sampcert::NanPolicy::kError},
+                                                        {"masked", sampcert::NanPolicy::kMasked}};
+  ref->add_option("--nan", req.policies.nan_policy, "NaN policy")
+      ->transform(CLI::CheckedTransformer(nans, CLI::ignore_case));
+  ref->add_option("--greedy-threshold", req.policies.greedy_threshold,
+                  "Declared greedy threshold (0 = none)");
+
+  CLI11_PARSE(app, argc, argv);
+  if (ref->parsed()) return sampcert::cli::RunReference(req, std::cout, std::cerr);
+  return 2;
+}

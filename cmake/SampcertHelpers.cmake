@@ -1,0 +1,37 @@
+# Shared build settings for sampcert targets. Everything is per target: no global flags.
+
+# Warnings for every sampcert target; errors only when SAMPCERT_WARNINGS_AS_ERRORS is on (CI).
+function(sampcert_set_warnings target)
+  target_compile_options(${target} PRIVATE
+    $<$<COMPILE_LANGUAGE:CXX,C>:-Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wno-sign-conversion>)
+  if(SAMPCERT_WARNINGS_AS_ERRORS)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:CXX,C>:-Werror>
+                                              $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings>)
+  endif()
+  if(SAMPCERT_SANITIZE)
+    target_compile_options(${target} PRIVATE
+      $<$<COMPILE_LANGUAGE:CXX,C>:-fsanitize=address,undefined -fno-sanitize-recover=all
+                                  -fno-omit-frame-pointer>)
+    target_link_options(${target} PRIVATE -fsanitize=address,undefined)
+  endif()
+endfunction()
+
+# Numerics that must be reproducible: no contraction into FMA, never fast-math. The reference
+# and every exact comparison depend on each operation being rounded as written.
+function(sampcert_strict_fp target)
+  target_compile_options(${target} PRIVATE
+    $<$<COMPILE_LANGUAGE:CXX,C>:-ffp-contract=off -fno-fast-math>)
+endfunction()
+
+# One helper for every test binary: links GoogleTest (and RapidCheck's adapter) and registers
+# each test with ctest through gtest_discover_tests.
+function(sampcert_add_test name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS;LABELS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main)
+  sampcert_set_warnings(${name})
+  sampcert_strict_fp(${name})
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60
+                       PROPERTIES LABELS "${ARG_LABELS}"
+                                  ENVIRONMENT "RC_PARAMS=seed=20261129 max_success=200")
+endfunction()

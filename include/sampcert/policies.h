@@ -1,0 +1,65 @@
+// The policy vocabulary of SPEC.md section 4: where real samplers legitimately differ, a
+// sampler declares which way it goes and is checked against that declaration.
+#ifndef SAMPCERT_POLICIES_H_
+#define SAMPCERT_POLICIES_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace sampcert {
+
+// POL-1: which of the tokens tied at the maximum the greedy limit (T = 0) draws.
+enum class GreedyTieBreak : int32_t { kUniform = 0, kLowestIndex = 1 };
+
+// POL-2: tokens tied at a truncation cut (the k-th value of top-k, the last value of the
+// top-p prefix). Exact ties only; near-ties are the rounding band's business (BAND-1).
+enum class TieRule : int32_t {
+  kKeepAll = 0,           // every token tied at the cut is kept
+  kExactLowestIndex = 1,  // exactly as many as the cut needs, lowest indices first
+  kExactAny = 2,          // exactly as many as the cut needs, any of the tied ones
+};
+
+// POL-3: where temperature sits relative to truncation.
+enum class PipelineOrder : int32_t {
+  kTemperatureFirst = 0,  // HF / vLLM: scale, then truncate on the tempered distribution
+  kTruncationFirst = 1,   // llama.cpp default chain: truncate at T = 1, temperature last
+};
+
+enum class TruncationStep : int32_t { kTopK = 0, kTopP = 1, kMinP = 2 };
+
+// POL-4: what a NaN logit in an allowed position means.
+enum class NanPolicy : int32_t { kError = 0, kMasked = 1 };
+
+// POL-6: what reproducibility the sampler promises.
+enum class Determinism : int32_t {
+  kNone = 0,
+  kSameSeed = 1,     // same seed and row id, same tokens
+  kCrossDevice = 2,  // and the same tokens on every device / build
+};
+
+// ACC-1: what the sampler's probabilities are accurate to. Internal accumulation is fp32 in
+// every class; the half classes round their probabilities to the half type.
+enum class AccuracyClass : int32_t { kF32 = 0, kBF16 = 1, kF16 = 2 };
+
+struct Policies {
+  GreedyTieBreak greedy_tie_break = GreedyTieBreak::kUniform;
+  TieRule tie_rule = TieRule::kKeepAll;
+  PipelineOrder order = PipelineOrder::kTemperatureFirst;
+  std::array<TruncationStep, 3> truncation_order = {TruncationStep::kTopK, TruncationStep::kTopP,
+                                                    TruncationStep::kMinP};
+  NanPolicy nan_policy = NanPolicy::kError;
+  // POL-5: temperatures strictly below this (and above 0) are treated as 0. 0 = no threshold.
+  // A declared deviation: the report shows it as a Warning with its size (vLLM uses 1e-5).
+  float greedy_threshold = 0.0f;
+  Determinism determinism = Determinism::kSameSeed;
+  AccuracyClass accuracy = AccuracyClass::kF32;
+};
+
+// Returns an empty string when the policies are well formed, else what is wrong with them
+// (for instance a truncation order that is not a permutation of the three steps).
+std::string ValidatePolicies(const Policies& policies);
+
+}  // namespace sampcert
+
+#endif  // SAMPCERT_POLICIES_H_

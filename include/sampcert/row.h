@@ -1,0 +1,36 @@
+// One row of sampler input, as SPEC.md section 2 defines it. Logits travel as bit patterns so
+// that NaN payloads, signed zeros, subnormals and infinities reach the sampler untouched.
+#ifndef SAMPCERT_ROW_H_
+#define SAMPCERT_ROW_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace sampcert {
+
+enum class DType : int32_t {
+  kF32 = 0,   // IEEE binary32, passed as uint32_t bit patterns
+  kF16 = 1,   // IEEE binary16, passed as uint16_t bit patterns
+  kBF16 = 2,  // bfloat16 (upper half of binary32), passed as uint16_t bit patterns
+};
+
+std::string_view DTypeName(DType dtype);
+std::size_t DTypeBytes(DType dtype);
+
+// A non-owning view of one row. The caller owns every buffer for as long as the view is used.
+struct RowView {
+  DType dtype = DType::kF32;
+  const void* logits = nullptr;  // vocab elements: uint32_t for kF32, uint16_t otherwise
+  std::size_t vocab = 0;
+  const uint8_t* mask = nullptr;  // nullptr: all allowed; else vocab bytes, nonzero = allowed
+  float temperature = 1.0f;       // >= 0; 0 means the greedy limit (SPEC SEM-3)
+  int64_t top_k = 0;              // 0 = off
+  float top_p = 1.0f;             // 1 = off
+  float min_p = 0.0f;             // 0 = off
+  uint64_t row_id = 0;            // keys the row's random stream (SPEC DRAW-1)
+};
+
+}  // namespace sampcert
+
+#endif  // SAMPCERT_ROW_H_
