@@ -209,9 +209,15 @@ StepResult TopP(const Stage& s, float top_p, TieRule rule, const std::vector<uin
         out.nominal[t] = mass_above + ties_lower < p;
         break;
     }
-    out.cls[t] = keep_if_below < p - eps ? KeepClass::kMustKeep
-                 : drop_if_at >= p + eps ? KeepClass::kMustDrop
-                                         : KeepClass::kMayKeep;
+    // Nothing can precede the token: its prefix mass is an empty sum, exactly 0 < p, in any
+    // arithmetic. (Decided on counts, not masses, which carry rounding.)
+    const bool nothing_above = CountHiAtLeast(b, b.lo[r]) == ge - gb;
+    const bool first =
+        nothing_above && (rule == TieRule::kKeepAll ||
+                          (rule == TieRule::kExactLowestIndex && r == gb) || ge - gb == 1);
+    out.cls[t] = first || keep_if_below < p - eps ? KeepClass::kMustKeep
+                 : drop_if_at >= p + eps          ? KeepClass::kMustDrop
+                                                  : KeepClass::kMayKeep;
   }
   return out;
 }
