@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -138,6 +139,9 @@ std::vector<InvalidCase> InvalidCases() {
       {"UnknownDType", bad_dtype, {}, ErrorCode::kInvalidArgument, "dtype"},
   };
 }
+
+// Test names show the case's name, not its bytes.
+void PrintTo(const InvalidCase& c, std::ostream* os) { *os << c.name; }
 
 class InvalidInput : public testing::TestWithParam<InvalidCase> {};
 
