@@ -1,0 +1,247 @@
+/* The sampcert sampler ABI: the one boundary every sampler crosses, built-in or third-party.
+ *
+ * Pure C (C99 and later, C++ too). A plug-in is a shared library that exports
+ * sampcert_get_sampler_api(); it returns a table of function pointers after a version check.
+ *
+ * VERSIONING (the PJRT / OpenXR rules)
+ * - SAMPCERT_ABI_VERSION_MAJOR changes when anything existing changes meaning, type, size or
+ *   position. A host refuses a plug-in of another MAJOR, and a plug-in refuses a host of another
+ *   MAJOR (sampcert_get_sampler_api returns SAMPCERT_STATUS_VERSION_MISMATCH).
+ * - SAMPCERT_ABI_VERSION_MINOR changes when fields are appended to the end of a struct, or
+ *   constants are added. Never reordered, never removed, never resized.
+ * - Every struct starts with `size_t struct_size`, set by whoever fills the struct to the size
+ *   it was compiled with (SAMPCERT_<NAME>_STRUCT_SIZE). A reader must check that struct_size
+ *   covers a field before reading a field appended after MINOR 0, and treat fields past
+ *   struct_size as absent (zero).
+ * - Structs hold only fixed-width integers, float, double, size_t and pointers: no C enums,
+ *   no bool, no long double. Their layout is pinned by static assertions at the end of this
+ *   header, so a reorder fails the build.
+ *
+ * ERRORS are values: every call returns a status (0 = OK) and fills a caller-owned
+ * sampcert_error with the code and a NUL-terminated message. Nothing throws across this
+ * boundary; a C++ plug-in must catch everything before returning.
+ *
+ * OWNERSHIP: every pointer's owner and lifetime is documented where it is declared. In short,
+ * the caller owns every input and output buffer, for the duration of the call only; the plug-in
+ * owns its info strings (for as long as the library is loaded) and its handles (until
+ * destroy). Error messages live inside the caller's sampcert_error: no allocation, no lifetime.
+ *
+ * SEMANTICS are those of SPEC.md (section numbers are cited below).
+ */
+#ifndef SAMPCERT_SAMPLER_ABI_H_
+#define SAMPCERT_SAMPLER_ABI_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SAMPCERT_ABI_VERSION_MAJOR 1u
+#define SAMPCERT_ABI_VERSION_MINOR 0u
+
+#if defined(_WIN32)
+#define SAMPCERT_EXPORT __declspec(dllexport)
+#else
+#define SAMPCERT_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* ---- Status codes (int32_t). 1..9 are SPEC.md section 5's invalid-input codes. ---- */
+#define SAMPCERT_STATUS_OK 0
+#define SAMPCERT_STATUS_INVALID_TEMPERATURE 1 /* INV-1 */
+#define SAMPCERT_STATUS_INVALID_TOP_K 2       /* INV-2 */
+#define SAMPCERT_STATUS_INVALID_TOP_P 3       /* INV-3 */
+#define SAMPCERT_STATUS_INVALID_MIN_P 4       /* INV-4 */
+#define SAMPCERT_STATUS_NAN_LOGIT 5           /* INV-5 */
+#define SAMPCERT_STATUS_EMPTY_SUPPORT 6       /* INV-6 */
+#define SAMPCERT_STATUS_EMPTY_VOCAB 7         /* INV-7 */
+#define SAMPCERT_STATUS_INVALID_ARGUMENT 8    /* INV-0: malformed call */
+#define SAMPCERT_STATUS_INTERNAL 9            /* a bug in the sampler */
+#define SAMPCERT_STATUS_NUMERICAL_FAILURE 10  /* valid input the sampler could not handle */
+#define SAMPCERT_STATUS_UNSUPPORTED 11        /* a capability the sampler did not declare */
+#define SAMPCERT_STATUS_VERSION_MISMATCH 12   /* host and plug-in MAJOR differ */
+#define SAMPCERT_STATUS_OUT_OF_MEMORY 13
+
+/* ---- Dtypes (SPEC IN-1). Logits are bit patterns: uint32_t for F32, uint16_t otherwise. ---- */
+#define SAMPCERT_DTYPE_F32 0
+#define SAMPCERT_DTYPE_F16 1
+#define SAMPCERT_DTYPE_BF16 2
+
+/* ---- Capabilities (SPEC CAP-1), bits of sampcert_sampler_info.capabilities. ---- */
+#define SAMPCERT_CAP_F32 (1u << 0)
+#define SAMPCERT_CAP_F16 (1u << 1)
+#define SAMPCERT_CAP_BF16 (1u << 2)
+#define SAMPCERT_CAP_MASK (1u << 3)
+#define SAMPCERT_CAP_TOP_K (1u << 4)
+#define SAMPCERT_CAP_TOP_P (1u << 5)
+#define SAMPCERT_CAP_MIN_P (1u << 6)
+#define SAMPCERT_CAP_TEMPERATURE_ZERO (1u << 7)
+#define SAMPCERT_CAP_PROBABILITIES (1u << 8) /* the probabilities call is implemented */
+#define SAMPCERT_CAP_BATCH (1u << 9)         /* accepts num_rows > 1 */
+
+/* ---- Policies (SPEC section 4); values equal the C++ enums of sampcert/policies.h. ---- */
+#define SAMPCERT_GREEDY_UNIFORM 0
+#define SAMPCERT_GREEDY_LOWEST_INDEX 1
+#define SAMPCERT_TIES_KEEP_ALL 0
+#define SAMPCERT_TIES_EXACT_LOWEST_INDEX 1
+#define SAMPCERT_TIES_EXACT_ANY 2
+#define SAMPCERT_ORDER_TEMPERATURE_FIRST 0
+#define SAMPCERT_ORDER_TRUNCATION_FIRST 1
+#define SAMPCERT_STEP_TOP_K 0
+#define SAMPCERT_STEP_TOP_P 1
+#define SAMPCERT_STEP_MIN_P 2
+#define SAMPCERT_NAN_ERROR 0
+#define SAMPCERT_NAN_MASKED 1
+#define SAMPCERT_DETERMINISM_NONE 0
+#define SAMPCERT_DETERMINISM_SAME_SEED 1
+#define SAMPCERT_DETERMINISM_CROSS_DEVICE 2
+#define SAMPCERT_ACCURACY_F32 0
+#define SAMPCERT_ACCURACY_BF16 1
+#define SAMPCERT_ACCURACY_F16 2
+
+#define SAMPCERT_ERROR_MESSAGE_CAPACITY 1024
+
+/* An error, filled by the sampler. Owned by the caller, who sets struct_size before the call;
+ * the sampler writes code, row and a NUL-terminated message (truncated to fit). */
+typedef struct sampcert_error {
+  size_t struct_size;
+  int32_t code;  /* SAMPCERT_STATUS_*; equal to the call's return value */
+  int32_t reserved0;
+  int64_t row;   /* the offending row's index in the batch, or -1 if not row-specific */
+  char message[SAMPCERT_ERROR_MESSAGE_CAPACITY]; /* e.g. "row 3: top_p is 1.5 (...)" */
+} sampcert_error;
+
+/* What a sampler is and declares. Filled by the plug-in into a caller-owned struct. */
+typedef struct sampcert_sampler_info {
+  size_t struct_size;
+  /* NUL-terminated, owned by the plug-in, valid while the library stays loaded. */
+  const char* name;
+  const char* version;
+  uint32_t capabilities; /* SAMPCERT_CAP_* bits */
+  int32_t greedy_tie_break;    /* SAMPCERT_GREEDY_* (POL-1) */
+  int32_t tie_rule;            /* SAMPCERT_TIES_* (POL-2) */
+  int32_t pipeline_order;      /* SAMPCERT_ORDER_* (POL-3) */
+  int32_t truncation_order[3]; /* a permutation of SAMPCERT_STEP_* (POL-3) */
+  int32_t nan_policy;          /* SAMPCERT_NAN_* (POL-4) */
+  float greedy_threshold;      /* POL-5; 0 = none */
+  int32_t determinism;         /* SAMPCERT_DETERMINISM_* (POL-6) */
+  int32_t accuracy;            /* SAMPCERT_ACCURACY_* (ACC-1) */
+  int32_t thread_safe;         /* 1: calls on different handles may run concurrently */
+  int32_t reserved0;
+} sampcert_sampler_info;
+
+/* One row (SPEC section 2). Filled by the caller. */
+typedef struct sampcert_row {
+  size_t struct_size;
+  /* vocab logits of the batch's dtype. Owned by the caller, valid during the call. */
+  const void* logits;
+  /* NULL (all allowed) or vocab bytes, nonzero = allowed. Owned by the caller, valid during
+   * the call. */
+  const uint8_t* mask;
+  float temperature; /* >= 0; 0 is the greedy limit */
+  float top_p;       /* (0, 1]; 1 = off */
+  float min_p;       /* [0, 1); 0 = off */
+  int32_t reserved0;
+  int64_t top_k;   /* >= 0; 0 = off */
+  uint64_t row_id; /* keys the row's random stream (DRAW-1); independent of batch position */
+} sampcert_row;
+
+/* A batch of rows sharing dtype and vocabulary size. Filled by the caller. */
+typedef struct sampcert_batch {
+  size_t struct_size;
+  int32_t dtype; /* SAMPCERT_DTYPE_* */
+  int32_t reserved0;
+  uint64_t vocab;    /* V >= 1 */
+  uint64_t num_rows; /* >= 1; > 1 only with SAMPCERT_CAP_BATCH */
+  /* num_rows rows. Owned by the caller, valid during the call. */
+  const sampcert_row* rows;
+} sampcert_batch;
+
+/* An instance of a sampler; opaque, owned by the plug-in from create until destroy. */
+typedef struct sampcert_sampler sampcert_sampler;
+
+typedef struct sampcert_sampler_api {
+  size_t struct_size;
+  uint32_t abi_major; /* SAMPCERT_ABI_VERSION_MAJOR the plug-in was built with */
+  uint32_t abi_minor;
+
+  /* Fills *info (caller-owned; caller sets info->struct_size). Returns a status. */
+  int32_t (*get_info)(sampcert_sampler_info* info, sampcert_error* error);
+
+  /* Creates an instance. `config` is a NUL-terminated plug-in-specific string or NULL, owned by
+   * the caller and read during the call only. On success *out is a handle owned by the plug-in
+   * until destroy. */
+  int32_t (*create)(const char* config, sampcert_sampler** out, sampcert_error* error);
+
+  /* Destroys an instance. NULL is a no-op. */
+  void (*destroy)(sampcert_sampler* sampler);
+
+  /* Optional (SAMPCERT_CAP_PROBABILITIES; NULL otherwise): writes, for each row r, the
+   * distribution the sampler samples from into out[r * vocab .. r * vocab + vocab), in double
+   * (exact for any fp32 or narrower value). `out` is caller-owned, num_rows * vocab doubles. */
+  int32_t (*probabilities)(sampcert_sampler* sampler, const sampcert_batch* batch, double* out,
+                           sampcert_error* error);
+
+  /* Draws for every row: out[r * draws_per_row + j] is the token of row r's draw number
+   * first_draw + j under `seed` (the canonical draw's j, DRAW-1). `out` is caller-owned,
+   * num_rows * draws_per_row entries. On error nothing in `out` is meaningful, and no row
+   * produced a token: invalid input anywhere in the batch fails the call, naming the row. */
+  int32_t (*sample)(sampcert_sampler* sampler, const sampcert_batch* batch, uint64_t seed,
+                    uint64_t first_draw, uint64_t draws_per_row, int64_t* out,
+                    sampcert_error* error);
+} sampcert_sampler_api;
+
+/* The one exported entry point of a plug-in: negotiates the version and returns the table.
+ * The host passes the MAJOR/MINOR it was built with. On success *out points to a table owned by
+ * the plug-in, valid while the library stays loaded. Returns SAMPCERT_STATUS_VERSION_MISMATCH
+ * (and leaves *out NULL) when host_major differs from the plug-in's MAJOR. */
+typedef int32_t (*sampcert_get_sampler_api_fn)(uint32_t host_major, uint32_t host_minor,
+                                                const sampcert_sampler_api** out);
+#define SAMPCERT_ENTRY_POINT "sampcert_get_sampler_api"
+
+/* Struct sizes of this MINOR, for struct_size. */
+#define SAMPCERT_ERROR_STRUCT_SIZE sizeof(sampcert_error)
+#define SAMPCERT_SAMPLER_INFO_STRUCT_SIZE sizeof(sampcert_sampler_info)
+#define SAMPCERT_ROW_STRUCT_SIZE sizeof(sampcert_row)
+#define SAMPCERT_BATCH_STRUCT_SIZE sizeof(sampcert_batch)
+#define SAMPCERT_SAMPLER_API_STRUCT_SIZE sizeof(sampcert_sampler_api)
+
+/* ---- Layout pins (LP64: x86-64 and aarch64 Linux). A failure here means an ABI break. ---- */
+#if defined(__cplusplus)
+#define SAMPCERT_STATIC_ASSERT(c, m) static_assert(c, m)
+#else
+#define SAMPCERT_STATIC_ASSERT(c, m) _Static_assert(c, m)
+#endif
+#if UINTPTR_MAX == 0xffffffffffffffffu
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_error, code) == 8, "sampcert_error layout");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_error, row) == 16, "sampcert_error layout");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_error, message) == 24, "sampcert_error layout");
+SAMPCERT_STATIC_ASSERT(sizeof(sampcert_error) == 1048, "sampcert_error size");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_sampler_info, name) == 8, "info layout");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_sampler_info, capabilities) == 24, "info layout");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_sampler_info, truncation_order) == 40, "info layout");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_sampler_info, greedy_threshold) == 56, "info layout");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_sampler_info, thread_safe) == 68, "info layout");
+SAMPCERT_STATIC_ASSERT(sizeof(sampcert_sampler_info) == 80, "info size");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, logits) == 8, "row layout");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, mask) == 16, "row layout");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, temperature) == 24, "row layout");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, top_k) == 40, "row layout");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, row_id) == 48, "row layout");
+SAMPCERT_STATIC_ASSERT(sizeof(sampcert_row) == 56, "row size");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_batch, dtype) == 8, "batch layout");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_batch, vocab) == 16, "batch layout");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_batch, rows) == 32, "batch layout");
+SAMPCERT_STATIC_ASSERT(sizeof(sampcert_batch) == 40, "batch size");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_sampler_api, abi_major) == 8, "api layout");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_sampler_api, get_info) == 16, "api layout");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_sampler_api, sample) == 48, "api layout");
+SAMPCERT_STATIC_ASSERT(sizeof(sampcert_sampler_api) == 56, "api size");
+#endif
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* SAMPCERT_SAMPLER_ABI_H_ */
