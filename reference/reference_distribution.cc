@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "reference/compensated_sum.h"
+#include "sampcert/row_validation.h"
 #include "sampcert/tolerance.h"
 
 namespace sampcert {
@@ -27,7 +28,6 @@ Error RowError(std::size_t row_index, ErrorCode code, const std::string& what) {
   return Error{code, fmt::format("row {}: {}", row_index, what)};
 }
 
-std::string FloatText(float v) { return fmt::format("{}", v); }
 
 // A truncation step's view of the candidates: exact values for ordering and ties, log-weights
 // and their error bounds for the rounding bands, weights for top-p's cumulative mass.
@@ -284,43 +284,8 @@ long double TotalVariation(std::span<const long double> a, std::span<const long 
 
 Expected<ReferenceDistribution> ComputeReference(const RowView& row, const Policies& pol,
                                                  std::size_t row_index) {
-  // --- Validation (SPEC section 5), in the order the spec lists it. ---
-  if (std::string why = ValidatePolicies(pol); !why.empty()) {
-    return RowError(row_index, ErrorCode::kInvalidArgument, "invalid policies: " + why);
-  }
-  const int dtype_code = static_cast<int>(row.dtype);
-  if (dtype_code < 0 || dtype_code > 2) {
-    return RowError(row_index, ErrorCode::kInvalidArgument,
-                    fmt::format("unknown dtype code {}", dtype_code));
-  }
-  if (row.vocab == 0 || row.logits == nullptr) {
-    return RowError(row_index, ErrorCode::kEmptyVocab,
-                    row.vocab == 0 ? "vocabulary size is 0" : "logits buffer is null");
-  }
+  if (Error e = ValidateRow(row, pol, row_index); e.code != ErrorCode::kOk) return e;
   const float temp = row.temperature;
-  if (std::isnan(temp)) {
-    return RowError(row_index, ErrorCode::kInvalidTemperature,
-                    "temperature is NaN (must be a finite number >= 0)");
-  }
-  if (temp < 0.0f || std::isinf(temp)) {
-    return RowError(
-        row_index, ErrorCode::kInvalidTemperature,
-        fmt::format("temperature is {} (must be a finite number >= 0)", FloatText(temp)));
-  }
-  if (row.top_k < 0) {
-    return RowError(row_index, ErrorCode::kInvalidTopK,
-                    fmt::format("top_k is {} (must be >= 0; 0 turns it off)", row.top_k));
-  }
-  if (!(row.top_p > 0.0f && row.top_p <= 1.0f)) {
-    return RowError(
-        row_index, ErrorCode::kInvalidTopP,
-        fmt::format("top_p is {} (must be in (0, 1]; 1 turns it off)", FloatText(row.top_p)));
-  }
-  if (!(row.min_p >= 0.0f && row.min_p < 1.0f)) {
-    return RowError(
-        row_index, ErrorCode::kInvalidMinP,
-        fmt::format("min_p is {} (must be in [0, 1); 0 turns it off)", FloatText(row.min_p)));
-  }
 
   const std::size_t vocab = row.vocab;
   const std::vector<ld> x = DecodeRow(row);
@@ -329,34 +294,12 @@ Expected<ReferenceDistribution> ComputeReference(const RowView& row, const Polic
   ReferenceDistribution d;
   d.vocab = vocab;
   std::vector<uint8_t> support(vocab, 0);
-  std::size_t masked = 0;
-  std::size_t neg_inf = 0;
-  std::size_t nan_masked = 0;
   for (std::size_t i = 0; i < vocab; ++i) {
-    if (row.mask != nullptr && row.mask[i] == 0) {
-      ++masked;
-      continue;
-    }
-    if (std::isnan(x[i])) {
-      if (pol.nan_policy == NanPolicy::kError) {
-        return RowError(row_index, ErrorCode::kNanLogit,
-                        fmt::format("logit {} is NaN and allowed (NaN policy: error)", i));
-      }
-      ++nan_masked;
-      continue;
-    }
-    if (x[i] == -kInf) {
-      ++neg_inf;
-      continue;
-    }
+    if (row.mask != nullptr && row.mask[i] == 0) continue;
+    if (std::isnan(x[i])) continue;  // NaN-as-masked (an error under kError: validated)
+    if (x[i] == -kInf) continue;
     support[i] = 1;
     ++d.support_size;
-  }
-  if (d.support_size == 0) {
-    return RowError(row_index, ErrorCode::kEmptySupport,
-                    fmt::format("empty support: of {} tokens, {} masked, {} -inf, {} NaN "
-                                "treated as masked",
-                                vocab, masked, neg_inf, nan_masked));
   }
 
   // --- Base distribution (SEM-2..SEM-5). ---

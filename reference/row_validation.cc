@@ -1,0 +1,86 @@
+#include "sampcert/row_validation.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <string>
+
+#include "sampcert/reference_distribution.h"
+
+namespace sampcert {
+namespace {
+
+Error RowError(std::size_t row_index, ErrorCode code, const std::string& what) {
+  return Error{code, fmt::format("row {}: {}", row_index, what)};
+}
+
+std::string FloatText(float v) { return fmt::format("{}", v); }
+
+}  // namespace
+
+Error ValidateRow(const RowView& row, const Policies& pol, std::size_t row_index) {
+  if (std::string why = ValidatePolicies(pol); !why.empty()) {
+    return RowError(row_index, ErrorCode::kInvalidArgument, "invalid policies: " + why);
+  }
+  const int dtype_code = static_cast<int>(row.dtype);
+  if (dtype_code < 0 || dtype_code > 2) {
+    return RowError(row_index, ErrorCode::kInvalidArgument,
+                    fmt::format("unknown dtype code {}", dtype_code));
+  }
+  if (row.vocab == 0 || row.logits == nullptr) {
+    return RowError(row_index, ErrorCode::kEmptyVocab,
+                    row.vocab == 0 ? "vocabulary size is 0" : "logits buffer is null");
+  }
+  const float temp = row.temperature;
+  if (std::isnan(temp)) {
+    return RowError(row_index, ErrorCode::kInvalidTemperature,
+                    "temperature is NaN (must be a finite number >= 0)");
+  }
+  if (temp < 0.0f || std::isinf(temp)) {
+    return RowError(
+        row_index, ErrorCode::kInvalidTemperature,
+        fmt::format("temperature is {} (must be a finite number >= 0)", FloatText(temp)));
+  }
+  if (row.top_k < 0) {
+    return RowError(row_index, ErrorCode::kInvalidTopK,
+                    fmt::format("top_k is {} (must be >= 0; 0 turns it off)", row.top_k));
+  }
+  if (!(row.top_p > 0.0f && row.top_p <= 1.0f)) {
+    return RowError(
+        row_index, ErrorCode::kInvalidTopP,
+        fmt::format("top_p is {} (must be in (0, 1]; 1 turns it off)", FloatText(row.top_p)));
+  }
+  if (!(row.min_p >= 0.0f && row.min_p < 1.0f)) {
+    return RowError(
+        row_index, ErrorCode::kInvalidMinP,
+        fmt::format("min_p is {} (must be in [0, 1); 0 turns it off)", FloatText(row.min_p)));
+  }
+  std::size_t masked = 0, neg_inf = 0, nan_masked = 0, support = 0;
+  for (std::size_t i = 0; i < row.vocab; ++i) {
+    if (row.mask != nullptr && row.mask[i] == 0) {
+      ++masked;
+      continue;
+    }
+    const long double x = DecodeLogit(row.dtype, row.logits, i);
+    if (std::isnan(x)) {
+      if (pol.nan_policy == NanPolicy::kError) {
+        return RowError(row_index, ErrorCode::kNanLogit,
+                        fmt::format("logit {} is NaN and allowed (NaN policy: error)", i));
+      }
+      ++nan_masked;
+    } else if (x == -INFINITY) {
+      ++neg_inf;
+    } else {
+      ++support;
+    }
+  }
+  if (support == 0) {
+    return RowError(row_index, ErrorCode::kEmptySupport,
+                    fmt::format("empty support: of {} tokens, {} masked, {} -inf, {} NaN "
+                                "treated as masked",
+                                row.vocab, masked, neg_inf, nan_masked));
+  }
+  return Error{};
+}
+
+}  // namespace sampcert
