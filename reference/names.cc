@@ -22,6 +22,10 @@ std::string_view ErrorCodeName(ErrorCode code) {
     case ErrorCode::kEmptyVocab: return "EmptyVocab";
     case ErrorCode::kInvalidArgument: return "InvalidArgument";
     case ErrorCode::kInternal: return "Internal";
+    case ErrorCode::kNumericalFailure: return "NumericalFailure";
+    case ErrorCode::kUnsupported: return "Unsupported";
+    case ErrorCode::kVersionMismatch: return "VersionMismatch";
+    case ErrorCode::kOutOfMemory: return "OutOfMemory";
   }
   return "Unknown";
 }

@@ -11,14 +11,14 @@ namespace sampcert {
 namespace {
 
 Error RowError(std::size_t row_index, ErrorCode code, const std::string& what) {
-  return Error{code, fmt::format("row {}: {}", row_index, what)};
+  return Error{code, fmt::format("row {}: {}", row_index, what), static_cast<int64_t>(row_index)};
 }
 
 std::string FloatText(float v) { return fmt::format("{}", v); }
 
 }  // namespace
 
-Error ValidateRow(const RowView& row, const Policies& pol, std::size_t row_index) {
+Error ValidateRowParameters(const RowView& row, const Policies& pol, std::size_t row_index) {
   if (std::string why = ValidatePolicies(pol); !why.empty()) {
     return RowError(row_index, ErrorCode::kInvalidArgument, "invalid policies: " + why);
   }
@@ -55,6 +55,11 @@ Error ValidateRow(const RowView& row, const Policies& pol, std::size_t row_index
         row_index, ErrorCode::kInvalidMinP,
         fmt::format("min_p is {} (must be in [0, 1); 0 turns it off)", FloatText(row.min_p)));
   }
+  return Error{};
+}
+
+Error ValidateRow(const RowView& row, const Policies& pol, std::size_t row_index) {
+  if (Error e = ValidateRowParameters(row, pol, row_index); e.code != ErrorCode::kOk) return e;
   std::size_t masked = 0, neg_inf = 0, nan_masked = 0, support = 0;
   for (std::size_t i = 0; i < row.vocab; ++i) {
     if (row.mask != nullptr && row.mask[i] == 0) {

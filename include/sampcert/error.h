@@ -22,7 +22,12 @@ enum class ErrorCode : int32_t {
   kEmptySupport = 6,        // every token masked, -inf, or NaN-as-masked (SPEC INV-6)
   kEmptyVocab = 7,          // vocab size 0 or a missing logits buffer (SPEC INV-7)
   kInvalidArgument = 8,     // anything else malformed (unknown dtype, bad policy value)
-  kInternal = 9,            // a bug in sampcert itself; never expected
+  kInternal = 9,            // a bug (in sampcert, or in a sampler)
+  // Not invalid input: a sampler's own failures, as they come back through the ABI.
+  kNumericalFailure = 10,  // valid input the sampler could not handle (NaN probabilities, ...)
+  kUnsupported = 11,       // a capability the sampler did not declare
+  kVersionMismatch = 12,   // plug-in built for another ABI MAJOR
+  kOutOfMemory = 13,
 };
 
 std::string_view ErrorCodeName(ErrorCode code);
@@ -30,6 +35,7 @@ std::string_view ErrorCodeName(ErrorCode code);
 struct Error {
   ErrorCode code = ErrorCode::kOk;
   std::string message;  // names the row and the cause, e.g. "row 7: temperature is NaN"
+  int64_t row = -1;     // the offending row's index, -1 when not row-specific
 };
 
 // A minimal expected-or-error (std::expected is C++23).

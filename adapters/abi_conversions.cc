@@ -1,0 +1,112 @@
+#include "adapters/abi_conversions.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace sampcert::adapters {
+
+RowView ToRowView(const sampcert_batch& batch, std::size_t r) {
+  const sampcert_row& row = batch.rows[r];
+  RowView v;
+  v.dtype = static_cast<DType>(batch.dtype);
+  v.logits = row.logits;
+  v.vocab = static_cast<std::size_t>(batch.vocab);
+  v.mask = row.mask;
+  v.temperature = row.temperature;
+  v.top_k = row.top_k;
+  v.top_p = row.top_p;
+  v.min_p = row.min_p;
+  v.row_id = row.row_id;
+  return v;
+}
+
+Policies PoliciesFromInfo(const sampcert_sampler_info& info) {
+  Policies p;
+  p.greedy_tie_break = static_cast<GreedyTieBreak>(info.greedy_tie_break);
+  p.tie_rule = static_cast<TieRule>(info.tie_rule);
+  p.order = static_cast<PipelineOrder>(info.pipeline_order);
+  for (int i = 0; i < 3; ++i) {
+    p.truncation_order[static_cast<std::size_t>(i)] =
+        static_cast<TruncationStep>(info.truncation_order[i]);
+  }
+  p.nan_policy = static_cast<NanPolicy>(info.nan_policy);
+  p.greedy_threshold = info.greedy_threshold;
+  p.determinism = static_cast<Determinism>(info.determinism);
+  p.accuracy = static_cast<AccuracyClass>(info.accuracy);
+  return p;
+}
+
+void PoliciesToInfo(const Policies& p, sampcert_sampler_info* info) {
+  info->greedy_tie_break = static_cast<int32_t>(p.greedy_tie_break);
+  info->tie_rule = static_cast<int32_t>(p.tie_rule);
+  info->pipeline_order = static_cast<int32_t>(p.order);
+  for (int i = 0; i < 3; ++i) {
+    info->truncation_order[i] =
+        static_cast<int32_t>(p.truncation_order[static_cast<std::size_t>(i)]);
+  }
+  info->nan_policy = static_cast<int32_t>(p.nan_policy);
+  info->greedy_threshold = p.greedy_threshold;
+  info->determinism = static_cast<int32_t>(p.determinism);
+  info->accuracy = static_cast<int32_t>(p.accuracy);
+}
+
+int32_t FillAbiError(const Error& error, sampcert_error* out) {
+  const auto code = static_cast<int32_t>(error.code);
+  if (out == nullptr || out->struct_size < offsetof(sampcert_error, message) + 1) return code;
+  out->code = code;
+  out->row = error.row;
+  const std::size_t capacity = std::min<std::size_t>(
+      SAMPCERT_ERROR_MESSAGE_CAPACITY, out->struct_size - offsetof(sampcert_error, message));
+  const std::size_t n = std::min(error.message.size(), capacity - 1);
+  std::memcpy(out->message, error.message.data(), n);
+  out->message[n] = '\0';
+  return code;
+}
+
+Error FromAbiError(int32_t status, const sampcert_error& error) {
+  Error e;
+  e.code = static_cast<ErrorCode>(status);
+  e.row = error.row;
+  e.message.assign(error.message, strnlen(error.message, sizeof error.message));
+  if (e.message.empty()) e.message = fmt::format("status {} without a message", status);
+  return e;
+}
+
+Error CheckBatchShape(const sampcert_batch* batch, uint32_t capabilities) {
+  auto bad = [](std::string what) { return Error{ErrorCode::kInvalidArgument, std::move(what)}; };
+  if (batch == nullptr) return bad("batch is null");
+  if (batch->struct_size < SAMPCERT_BATCH_STRUCT_SIZE) {
+    return bad(fmt::format("batch struct_size {} is smaller than {}", batch->struct_size,
+                           SAMPCERT_BATCH_STRUCT_SIZE));
+  }
+  if (batch->dtype < 0 || batch->dtype > 2) {
+    return bad(fmt::format("unknown dtype code {}", batch->dtype));
+  }
+  const uint32_t dtype_cap = 1u << batch->dtype;  // SAMPCERT_CAP_F32 / F16 / BF16
+  if ((capabilities & dtype_cap) == 0) {
+    return Error{ErrorCode::kUnsupported, fmt::format("dtype {} is not declared",
+                                                      DTypeName(static_cast<DType>(batch->dtype)))};
+  }
+  if (batch->num_rows == 0 || batch->rows == nullptr) return bad("batch has no rows");
+  if (batch->num_rows > 1 && (capabilities & SAMPCERT_CAP_BATCH) == 0) {
+    return Error{ErrorCode::kUnsupported, "batches of more than one row are not declared"};
+  }
+  for (uint64_t r = 0; r < batch->num_rows; ++r) {
+    if (batch->rows[r].struct_size < SAMPCERT_ROW_STRUCT_SIZE) {
+      Error e = bad(fmt::format("row {}: struct_size {} is smaller than {}", r,
+                                batch->rows[r].struct_size, SAMPCERT_ROW_STRUCT_SIZE));
+      e.row = static_cast<int64_t>(r);
+      return e;
+    }
+    if (batch->rows[r].mask != nullptr && (capabilities & SAMPCERT_CAP_MASK) == 0) {
+      Error e{ErrorCode::kUnsupported, fmt::format("row {}: masks are not declared", r),
+              static_cast<int64_t>(r)};
+      return e;
+    }
+  }
+  return Error{};
+}
+
+}  // namespace sampcert::adapters

@@ -1,0 +1,37 @@
+// Conversions between the C ABI's plain structs and sampcert's C++ types, used on both sides
+// of the boundary (built-in samplers and the host).
+#ifndef SAMPCERT_ADAPTERS_ABI_CONVERSIONS_H_
+#define SAMPCERT_ADAPTERS_ABI_CONVERSIONS_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "sampcert/error.h"
+#include "sampcert/policies.h"
+#include "sampcert/row.h"
+#include "sampcert/sampler_abi.h"
+
+namespace sampcert::adapters {
+
+// The row r of a batch as a RowView (no copies; valid as long as the batch's buffers are).
+RowView ToRowView(const sampcert_batch& batch, std::size_t r);
+
+// The policies a sampler declared in its info.
+Policies PoliciesFromInfo(const sampcert_sampler_info& info);
+void PoliciesToInfo(const Policies& policies, sampcert_sampler_info* info);
+
+// Writes `error` into the caller's struct (message truncated to fit, always NUL-terminated) and
+// returns its code as the ABI status. Safe with a null `out`.
+int32_t FillAbiError(const Error& error, sampcert_error* out);
+
+// Reads the caller-visible error of a failed call.
+Error FromAbiError(int32_t status, const sampcert_error& error);
+
+// ABI-level shape checks every call makes before any semantics: struct sizes, dtype code,
+// num_rows, null pointers, batch capability. Returns kOk or a kInvalidArgument /
+// kUnsupported error.
+Error CheckBatchShape(const sampcert_batch* batch, uint32_t capabilities);
+
+}  // namespace sampcert::adapters
+
+#endif  // SAMPCERT_ADAPTERS_ABI_CONVERSIONS_H_

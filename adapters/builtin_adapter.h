@@ -1,0 +1,108 @@
+// Exposes a C++ sampler class through the C ABI's function table, so that built-in samplers
+// and third-party plug-ins share one code path. Every entry point catches everything before
+// it crosses extern "C" (fmt's fmt-c.cc pattern).
+//
+// An Impl provides:
+//   static constexpr uint32_t kCapabilities;        // SAMPCERT_CAP_* bits
+//   static void Describe(sampcert_sampler_info*);  // name, version, policies
+//   Error Probabilities(const sampcert_batch&, double* out);            // if CAP_PROBABILITIES
+//   Error Sample(const sampcert_batch&, uint64_t seed, uint64_t first_draw,
+//                uint64_t draws_per_row, int64_t* out);
+// and is default-constructible (one instance per handle).
+#ifndef SAMPCERT_ADAPTERS_BUILTIN_ADAPTER_H_
+#define SAMPCERT_ADAPTERS_BUILTIN_ADAPTER_H_
+
+#include <exception>
+#include <new>
+#include <string>
+
+#include "adapters/abi_conversions.h"
+#include "sampcert/error.h"
+#include "sampcert/sampler_abi.h"
+
+namespace sampcert::adapters {
+
+template <typename Fn>
+int32_t Guarded(sampcert_error* error, Fn&& fn) noexcept {
+  try {
+    const Error e = fn();
+    if (e.code == ErrorCode::kOk) return SAMPCERT_STATUS_OK;
+    return FillAbiError(e, error);
+  } catch (const std::bad_alloc&) {
+    return FillAbiError(Error{ErrorCode::kOutOfMemory, "out of memory"}, error);
+  } catch (const std::exception& ex) {
+    return FillAbiError(Error{ErrorCode::kInternal, std::string("exception: ") + ex.what()}, error);
+  } catch (...) {
+    return FillAbiError(Error{ErrorCode::kInternal, "unknown exception"}, error);
+  }
+}
+
+template <typename Impl>
+struct BuiltinApi {
+  static int32_t GetInfo(sampcert_sampler_info* info, sampcert_error* error) {
+    return Guarded(error, [&] {
+      if (info == nullptr || info->struct_size < SAMPCERT_SAMPLER_INFO_STRUCT_SIZE) {
+        return Error{ErrorCode::kInvalidArgument, "info is null or its struct_size too small"};
+      }
+      const std::size_t size = info->struct_size;
+      *info = sampcert_sampler_info{};
+      info->struct_size = size;
+      info->capabilities = Impl::kCapabilities;
+      Impl::Describe(info);
+      return Error{};
+    });
+  }
+  static int32_t Create(const char* /*config*/, sampcert_sampler** out, sampcert_error* error) {
+    return Guarded(error, [&] {
+      if (out == nullptr) return Error{ErrorCode::kInvalidArgument, "out is null"};
+      *out = reinterpret_cast<sampcert_sampler*>(new Impl());
+      return Error{};
+    });
+  }
+  static void Destroy(sampcert_sampler* sampler) noexcept {
+    delete reinterpret_cast<Impl*>(sampler);
+  }
+  static int32_t Probabilities(sampcert_sampler* sampler, const sampcert_batch* batch, double* out,
+                               sampcert_error* error) {
+    return Guarded(error, [&] {
+      if (Error e = CheckBatchShape(batch, Impl::kCapabilities); e.code != ErrorCode::kOk) {
+        return e;
+      }
+      if (sampler == nullptr || out == nullptr) {
+        return Error{ErrorCode::kInvalidArgument, "sampler or output buffer is null"};
+      }
+      return reinterpret_cast<Impl*>(sampler)->Probabilities(*batch, out);
+    });
+  }
+  static int32_t Sample(sampcert_sampler* sampler, const sampcert_batch* batch, uint64_t seed,
+                        uint64_t first_draw, uint64_t draws_per_row, int64_t* out,
+                        sampcert_error* error) {
+    return Guarded(error, [&] {
+      if (Error e = CheckBatchShape(batch, Impl::kCapabilities); e.code != ErrorCode::kOk) {
+        return e;
+      }
+      if (sampler == nullptr || (out == nullptr && draws_per_row > 0)) {
+        return Error{ErrorCode::kInvalidArgument, "sampler or output buffer is null"};
+      }
+      return reinterpret_cast<Impl*>(sampler)->Sample(*batch, seed, first_draw, draws_per_row, out);
+    });
+  }
+
+  static const sampcert_sampler_api* Table() {
+    static const sampcert_sampler_api api = {
+        SAMPCERT_SAMPLER_API_STRUCT_SIZE,
+        SAMPCERT_ABI_VERSION_MAJOR,
+        SAMPCERT_ABI_VERSION_MINOR,
+        &GetInfo,
+        &Create,
+        &Destroy,
+        (Impl::kCapabilities & SAMPCERT_CAP_PROBABILITIES) ? &Probabilities : nullptr,
+        &Sample,
+    };
+    return &api;
+  }
+};
+
+}  // namespace sampcert::adapters
+
+#endif  // SAMPCERT_ADAPTERS_BUILTIN_ADAPTER_H_

@@ -1,0 +1,27 @@
+// The samplers that ship with sampcert (impls/), by name, behind the same function table as
+// plug-ins.
+#ifndef SAMPCERT_ADAPTERS_BUILTIN_SAMPLERS_H_
+#define SAMPCERT_ADAPTERS_BUILTIN_SAMPLERS_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sampcert/sampler_abi.h"
+
+namespace sampcert::adapters {
+
+struct BuiltinSampler {
+  std::string_view name;
+  std::string_view description;
+  const sampcert_sampler_api* (*api)();
+};
+
+const std::vector<BuiltinSampler>& BuiltinSamplers();
+
+// nullptr when there is no built-in sampler of that name.
+const sampcert_sampler_api* FindBuiltinSampler(std::string_view name);
+
+}  // namespace sampcert::adapters
+
+#endif  // SAMPCERT_ADAPTERS_BUILTIN_SAMPLERS_H_

@@ -1,0 +1,40 @@
+# SAMPCERT_X86_64_V3: build the shipped CPU samplers for x86-64-v3 (AVX2, FMA, F16C, BMI2).
+# AUTO turns it on when the build machine runs such code (the binaries are then for machines
+# of that class); OFF gives the portable x86-64 build.
+set(SAMPCERT_X86_64_V3 AUTO CACHE STRING "Build CPU samplers for x86-64-v3: AUTO, ON or OFF")
+set_property(CACHE SAMPCERT_X86_64_V3 PROPERTY STRINGS AUTO ON OFF)
+
+set(SAMPCERT_USE_X86_64_V3 OFF)
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
+  if(SAMPCERT_X86_64_V3 STREQUAL "ON")
+    set(SAMPCERT_USE_X86_64_V3 ON)
+  elseif(SAMPCERT_X86_64_V3 STREQUAL "AUTO")
+    if(NOT DEFINED SAMPCERT_CPU_HAS_X86_64_V3)
+      file(WRITE ${CMAKE_BINARY_DIR}/x86_64_v3_probe.cc [=[
+int main() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+                 __builtin_cpu_supports("f16c") && __builtin_cpu_supports("bmi2")
+             ? 0 : 1;
+}
+]=])
+      try_run(run_rc compile_ok ${CMAKE_BINARY_DIR}/x86_64_v3_probe
+              ${CMAKE_BINARY_DIR}/x86_64_v3_probe.cc)
+      if(compile_ok AND run_rc EQUAL 0)
+        set(SAMPCERT_CPU_HAS_X86_64_V3 ON CACHE INTERNAL "")
+      else()
+        set(SAMPCERT_CPU_HAS_X86_64_V3 OFF CACHE INTERNAL "")
+      endif()
+    endif()
+    set(SAMPCERT_USE_X86_64_V3 ${SAMPCERT_CPU_HAS_X86_64_V3})
+  endif()
+endif()
+message(STATUS "sampcert: CPU samplers for x86-64-v3: ${SAMPCERT_USE_X86_64_V3}")
+
+# Hot numeric code: -O3 (vectorizes plain loops), and x86-64-v3 where chosen.
+function(sampcert_hot_code target)
+  target_compile_options(${target} PRIVATE $<$<NOT:$<CONFIG:Debug>>:-O3>)
+  if(SAMPCERT_USE_X86_64_V3)
+    target_compile_options(${target} PRIVATE -march=x86-64-v3)
+  endif()
+endfunction()

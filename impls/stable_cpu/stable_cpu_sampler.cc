@@ -1,0 +1,224 @@
+#include "impls/stable_cpu/stable_cpu_sampler.h"
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numeric>
+
+#include "adapters/abi_conversions.h"
+#include "adapters/builtin_adapter.h"
+#include "sampcert/canonical_draw.h"
+#include "sampcert/row_validation.h"
+
+namespace sampcert::impls {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+using ArrayF = Eigen::Array<float, Eigen::Dynamic, 1>;
+using MapF = Eigen::Map<ArrayF>;
+using ConstMapF = Eigen::Map<const ArrayF>;
+
+template <typename H>
+void Widen(const void* bits, std::size_t v, float* out) {
+  // f16 / bf16 -> f32 is exact; Eigen vectorizes the cast (F16C for half).
+  using ArrayH = Eigen::Array<H, Eigen::Dynamic, 1>;
+  MapF(out, static_cast<Eigen::Index>(v)) =
+      Eigen::Map<const ArrayH>(static_cast<const H*>(bits), static_cast<Eigen::Index>(v))
+          .template cast<float>();
+}
+
+}  // namespace
+
+Policies StableCpuSampler::DeclaredPolicies() {
+  Policies p;  // the defaults are SPEC's exact semantics
+  p.tie_rule = TieRule::kKeepAll;
+  p.greedy_tie_break = GreedyTieBreak::kUniform;
+  p.order = PipelineOrder::kTemperatureFirst;
+  p.nan_policy = NanPolicy::kError;
+  p.determinism = Determinism::kCrossDevice;
+  p.accuracy = AccuracyClass::kF32;
+  return p;
+}
+
+void StableCpuSampler::Describe(sampcert_sampler_info* info) {
+  info->name = "stable_cpu";
+  info->version = "1";
+  adapters::PoliciesToInfo(DeclaredPolicies(), info);
+  info->thread_safe = 1;
+}
+
+Error StableCpuSampler::Prepare(const sampcert_batch& batch, std::size_t r) {
+  const RowView row = adapters::ToRowView(batch, r);
+  const Policies policies = DeclaredPolicies();
+  if (Error e = ValidateRowParameters(row, policies, r); e.code != ErrorCode::kOk) return e;
+  const std::size_t v = row.vocab;
+  const auto n = static_cast<Eigen::Index>(v);
+
+  // 1. f32 logits, masked tokens at -inf. In place when the input is f32 without a mask.
+  const float* x = static_cast<const float*>(row.logits);
+  if (row.dtype != DType::kF32 || row.mask != nullptr) {
+    x_.resize(v);
+    switch (row.dtype) {
+      case DType::kF16: Widen<Eigen::half>(row.logits, v, x_.data()); break;
+      case DType::kBF16: Widen<Eigen::bfloat16>(row.logits, v, x_.data()); break;
+      case DType::kF32: std::memcpy(x_.data(), row.logits, 4 * v); break;
+    }
+    if (row.mask != nullptr) {
+      for (std::size_t i = 0; i < v; ++i) x_[i] = row.mask[i] != 0 ? x_[i] : -kInf;
+    }
+    x = x_.data();
+  }
+
+  // 2. The maximum. A NaN (in an allowed place: masked ones are -inf by now) or an empty
+  //    support sends the row to the reference validator for the exact error message.
+  const ConstMapF xs(x, n);
+  const float m = xs.maxCoeff<Eigen::PropagateNaN>();
+  if (std::isnan(m) || m == -kInf) {
+    Error e = ValidateRow(row, policies, r);
+    if (e.code == ErrorCode::kOk) e = Error{ErrorCode::kInternal, "unexpected valid row"};
+    return e;
+  }
+
+  // 3. Weights. Limits (SEM-3, SEM-4): 1 on the winners. Truncation with keep-all ties leaves
+  //    the winners alone (they tie with the maximum), so it is skipped there.
+  w_.resize(v);
+  MapF ws(w_.data(), n);
+  const float t = row.temperature;
+  if (t == 0.0f || m == kInf) {
+    ws = (xs == m).cast<float>();
+    SumBlocks();
+    return Error{};
+  }
+  // Subtract the maximum first, then divide (two roundings, SPEC BAND-1); exp is Eigen's
+  // vectorized packet exp (exp(-inf) = 0 for masked and -inf tokens). x - m overflows fp32 only
+  // when the finite logits span more than FLT_MAX, which needs m > 0; such rows take the
+  // difference in double (exact for two floats), then the same scaling.
+  bool overflows = false;
+  if (m > 0.0f) {
+    const float lowest = (xs > -kInf).select(xs, kInf).minCoeff();
+    overflows = static_cast<double>(m) - static_cast<double>(lowest) >
+                static_cast<double>(std::numeric_limits<float>::max());
+  }
+  if (!overflows) {
+    ws = ((xs - m) / t).exp();
+  } else {
+    ws =
+        ((xs.cast<double>() - static_cast<double>(m)) / static_cast<double>(t)).cast<float>().exp();
+  }
+
+  // 4. Truncation, temperature first, in the declared order top-k, top-p, min-p.
+  if (row.top_k > 0 && static_cast<std::size_t>(row.top_k) < v) TopK(x, row.top_k);
+  if (row.top_p < 1.0f) TopP(x, row.top_p);
+  if (row.min_p > 0.0f) MinP(row.min_p);
+  SumBlocks();
+  return Error{};
+}
+
+void StableCpuSampler::TopK(const float* x, int64_t k) {
+  const std::size_t v = w_.size();
+  scratch_values_.assign(x, x + v);
+  const auto kth_pos = scratch_values_.begin() + static_cast<std::ptrdiff_t>(k - 1);
+  std::nth_element(scratch_values_.begin(), kth_pos, scratch_values_.end(), std::greater<float>());
+  const float kth = *kth_pos;  // -inf when the support has fewer than k tokens: keeps all
+  for (std::size_t i = 0; i < v; ++i) {
+    if (x[i] < kth) w_[i] = 0.0f;  // keep-all: every token tied with the k-th stays
+  }
+}
+
+void StableCpuSampler::TopP(const float* x, float p) {
+  const std::size_t v = w_.size();
+  scratch_index_.clear();
+  double z = 0;
+  for (std::size_t i = 0; i < v; ++i) {
+    if (w_[i] > 0.0f) {
+      scratch_index_.push_back(static_cast<uint32_t>(i));
+      z += w_[i];
+    }
+  }
+  std::sort(scratch_index_.begin(), scratch_index_.end(),
+            [x](uint32_t a, uint32_t b) { return x[a] > x[b]; });
+  // Keep token j iff the mass strictly before it is < p (SEM-6), then every token tied with
+  // the last kept one.
+  const double target = static_cast<double>(p) * z;
+  double before = 0;
+  std::size_t j = 0;
+  while (j < scratch_index_.size() && before < target) before += w_[scratch_index_[j++]];
+  const float last = x[scratch_index_[j - 1]];
+  while (j < scratch_index_.size() && x[scratch_index_[j]] == last) ++j;
+  for (; j < scratch_index_.size(); ++j) w_[scratch_index_[j]] = 0.0f;
+}
+
+void StableCpuSampler::MinP(float min_p) {
+  // The maximum's weight is exp(0) = 1 exactly, and it is never truncated: w_i >= min_p * 1.
+  for (float& w : w_) {
+    if (w < min_p) w = 0.0f;
+  }
+}
+
+void StableCpuSampler::SumBlocks() {
+  const std::size_t v = w_.size();
+  const std::size_t blocks = (v + kBlock - 1) / kBlock;
+  block_prefix_.resize(blocks + 1);
+  block_prefix_[0] = 0;
+  for (std::size_t b = 0; b < blocks; ++b) {
+    const std::size_t begin = b * kBlock;
+    const auto len = static_cast<Eigen::Index>(std::min(kBlock, v - begin));
+    const double s = ConstMapF(w_.data() + begin, len).cast<double>().sum();
+    block_prefix_[b + 1] = block_prefix_[b] + s;
+  }
+  total_ = block_prefix_[blocks];
+  last_positive_ = -1;
+  for (std::size_t i = v; i-- > 0;) {
+    if (w_[i] > 0.0f) {
+      last_positive_ = static_cast<int64_t>(i);
+      break;
+    }
+  }
+}
+
+int64_t StableCpuSampler::TokenFor(double u) const {
+  const double target = u * total_;
+  // The first block whose end passes the target, then a scan inside it, in double.
+  const auto it = std::upper_bound(block_prefix_.begin() + 1, block_prefix_.end(), target);
+  std::size_t b = static_cast<std::size_t>(it - block_prefix_.begin()) - 1;
+  const std::size_t v = w_.size();
+  for (; b * kBlock < v; ++b) {
+    double c = block_prefix_[b];
+    const std::size_t end = std::min(v, (b + 1) * kBlock);
+    for (std::size_t i = b * kBlock; i < end; ++i) {
+      c += w_[i];
+      if (target < c && w_[i] > 0.0f) return static_cast<int64_t>(i);
+    }
+  }
+  return last_positive_;  // rounding left the target at or past the end
+}
+
+Error StableCpuSampler::Probabilities(const sampcert_batch& batch, double* out) {
+  const std::size_t v = static_cast<std::size_t>(batch.vocab);
+  for (std::size_t r = 0; r < batch.num_rows; ++r) {
+    if (Error e = Prepare(batch, r); e.code != ErrorCode::kOk) return e;
+    double* o = out + r * v;
+    for (std::size_t i = 0; i < v; ++i) o[i] = static_cast<double>(w_[i]) / total_;
+  }
+  return Error{};
+}
+
+Error StableCpuSampler::Sample(const sampcert_batch& batch, uint64_t seed, uint64_t first_draw,
+                               uint64_t draws_per_row, int64_t* out) {
+  for (std::size_t r = 0; r < batch.num_rows; ++r) {
+    if (Error e = Prepare(batch, r); e.code != ErrorCode::kOk) return e;
+    const uint64_t row_id = batch.rows[r].row_id;
+    for (uint64_t j = 0; j < draws_per_row; ++j) {
+      out[r * draws_per_row + j] = TokenFor(CanonicalUniform(seed, row_id, first_draw + j));
+    }
+  }
+  return Error{};
+}
+
+const sampcert_sampler_api* StableCpuSamplerApi() {
+  return adapters::BuiltinApi<StableCpuSampler>::Table();
+}
+
+}  // namespace sampcert::impls

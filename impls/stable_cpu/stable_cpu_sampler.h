@@ -1,0 +1,61 @@
+// stable_cpu: a correct and fast CPU sampler for every input SPEC.md allows, in f32 / f16 /
+// bf16, batched. Upcast (exact), subtract the maximum before scaling, exact temperature-0 and
+// +inf limits, masks, top-k / top-p / min-p with renormalization between steps (keep-all ties,
+// temperature first), clear errors for invalid input, and the canonical draw, so that for the
+// same seed and row id it draws the reference sampler's tokens outside rounding bands. A row's
+// result never depends on the rest of the batch.
+//
+// Speed: one pass for the maximum (with the f16/bf16 conversion fused in), one vectorized pass
+// (Eigen's packet exp) that writes the weights and per-block sums in double; a draw scans block
+// sums, then one block. Built for x86-64-v3 where the build machine has it (SAMPCERT_X86_64_V3).
+#ifndef SAMPCERT_IMPLS_STABLE_CPU_STABLE_CPU_SAMPLER_H_
+#define SAMPCERT_IMPLS_STABLE_CPU_STABLE_CPU_SAMPLER_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "sampcert/error.h"
+#include "sampcert/policies.h"
+#include "sampcert/sampler_abi.h"
+
+namespace sampcert::impls {
+
+class StableCpuSampler {
+ public:
+  static constexpr uint32_t kCapabilities =
+      SAMPCERT_CAP_F32 | SAMPCERT_CAP_F16 | SAMPCERT_CAP_BF16 | SAMPCERT_CAP_MASK |
+      SAMPCERT_CAP_TOP_K | SAMPCERT_CAP_TOP_P | SAMPCERT_CAP_MIN_P | SAMPCERT_CAP_TEMPERATURE_ZERO |
+      SAMPCERT_CAP_PROBABILITIES | SAMPCERT_CAP_BATCH;
+  static constexpr std::size_t kBlock = 256;  // elements per block sum
+  static void Describe(sampcert_sampler_info* info);
+  static Policies DeclaredPolicies();
+
+  Error Probabilities(const sampcert_batch& batch, double* out);
+  Error Sample(const sampcert_batch& batch, uint64_t seed, uint64_t first_draw,
+               uint64_t draws_per_row, int64_t* out);
+
+ private:
+  // Computes the kept weights of row r into w_ (0 for every token not drawn), their block sums
+  // and prefix, and total_.
+  Error Prepare(const sampcert_batch& batch, std::size_t r);
+  void TopK(const float* x, int64_t k);
+  void TopP(const float* x, float p);
+  void MinP(float min_p);
+  void SumBlocks();
+  // The canonical inverse CDF (DRAW-3) over w_: smallest i with u * total < C_i.
+  int64_t TokenFor(double u) const;
+
+  std::vector<float> x_;  // upcast / masked logits, when the input cannot be used in place
+  std::vector<float> w_;
+  std::vector<double> block_prefix_;  // block_prefix_[b] = sum of blocks before b
+  std::vector<float> scratch_values_;
+  std::vector<uint32_t> scratch_index_;
+  double total_ = 0;
+  int64_t last_positive_ = -1;
+};
+
+const sampcert_sampler_api* StableCpuSamplerApi();
+
+}  // namespace sampcert::impls
+
+#endif  // SAMPCERT_IMPLS_STABLE_CPU_STABLE_CPU_SAMPLER_H_

@@ -1,0 +1,75 @@
+// Test support: rows built from float values in any dtype, owning their bit patterns.
+#ifndef SAMPCERT_TESTS_SUPPORT_TEST_ROWS_H_
+#define SAMPCERT_TESTS_SUPPORT_TEST_ROWS_H_
+
+#include <Eigen/Core>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "sampcert/row.h"
+
+namespace sampcert::testing_support {
+
+// Owns one row's bit patterns and mask; view() is rebuilt on each call, so copies stay valid.
+class TestRow {
+ public:
+  explicit TestRow(const std::vector<float>& logits, DType dtype = DType::kF32) {
+    base_.dtype = dtype;
+    base_.vocab = logits.size();
+    for (float v : logits) {
+      if (dtype == DType::kF32) {
+        uint32_t b;
+        std::memcpy(&b, &v, 4);
+        bits32_.push_back(b);
+      } else if (dtype == DType::kF16) {
+        bits16_.push_back(Eigen::numext::bit_cast<uint16_t>(Eigen::half(v)));
+      } else {
+        bits16_.push_back(Eigen::numext::bit_cast<uint16_t>(Eigen::bfloat16(v)));
+      }
+    }
+  }
+  RowView view() const {
+    RowView v = base_;
+    v.logits = base_.dtype == DType::kF32 ? static_cast<const void*>(bits32_.data())
+                                          : static_cast<const void*>(bits16_.data());
+    v.mask = mask_.empty() ? nullptr : mask_.data();
+    return v;
+  }
+  TestRow& Mask(std::vector<uint8_t> m) {
+    mask_ = std::move(m);
+    return *this;
+  }
+  TestRow& T(float t) {
+    base_.temperature = t;
+    return *this;
+  }
+  TestRow& TopK(int64_t k) {
+    base_.top_k = k;
+    return *this;
+  }
+  TestRow& TopP(float p) {
+    base_.top_p = p;
+    return *this;
+  }
+  TestRow& MinP(float p) {
+    base_.min_p = p;
+    return *this;
+  }
+  TestRow& RowId(uint64_t id) {
+    base_.row_id = id;
+    return *this;
+  }
+  DType dtype() const { return base_.dtype; }
+  std::size_t vocab() const { return base_.vocab; }
+
+ private:
+  RowView base_;
+  std::vector<uint32_t> bits32_;
+  std::vector<uint16_t> bits16_;
+  std::vector<uint8_t> mask_;
+};
+
+}  // namespace sampcert::testing_support
+
+#endif  // SAMPCERT_TESTS_SUPPORT_TEST_ROWS_H_
