@@ -4,7 +4,6 @@
 #include <fmt/ostream.h>
 
 #include <Eigen/Core>
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -48,54 +47,58 @@ bool ParseDType(const std::string& s, DType* out) {
 
 }  // namespace
 
-int RunReference(const ReferenceRequest& req, std::ostream& out, std::ostream& err) {
+bool ParseRow(const ReferenceRequest& req, ParsedRow* parsed, std::ostream& err) {
   DType dtype;
   if (!ParseDType(req.dtype, &dtype)) {
     fmt::print(err, "error: --dtype must be f32, f16 or bf16, not '{}'\n", req.dtype);
-    return 2;
+    return false;
   }
   if (req.logits.empty()) {
     fmt::print(err, "error: --logits needs at least one value\n");
-    return 2;
+    return false;
   }
   if (!req.mask.empty() && req.mask.size() != req.logits.size()) {
     fmt::print(err, "error: --mask has {} entries for {} logits\n", req.mask.size(),
                req.logits.size());
-    return 2;
+    return false;
   }
-  std::vector<uint32_t> bits32;
-  std::vector<uint16_t> bits16;
   for (const std::string& text : req.logits) {
-    errno = 0;
     char* end = nullptr;
     const float v = std::strtof(text.c_str(), &end);
     if (end == text.c_str() || *end != '\0') {
       fmt::print(err, "error: logit '{}' is not a number (inf, -inf and nan are accepted)\n", text);
-      return 2;
+      return false;
     }
     if (dtype == DType::kF32) {
       uint32_t b;
       std::memcpy(&b, &v, 4);
-      bits32.push_back(b);
+      parsed->bits32.push_back(b);
     } else if (dtype == DType::kF16) {
-      bits16.push_back(Eigen::numext::bit_cast<uint16_t>(Eigen::half(v)));
+      parsed->bits16.push_back(Eigen::numext::bit_cast<uint16_t>(Eigen::half(v)));
     } else {
-      bits16.push_back(Eigen::numext::bit_cast<uint16_t>(Eigen::bfloat16(v)));
+      parsed->bits16.push_back(Eigen::numext::bit_cast<uint16_t>(Eigen::bfloat16(v)));
     }
   }
-  std::vector<uint8_t> mask(req.mask.begin(), req.mask.end());
-
-  RowView row;
+  parsed->mask.assign(req.mask.begin(), req.mask.end());
+  RowView& row = parsed->view;
   row.dtype = dtype;
-  row.logits = dtype == DType::kF32 ? static_cast<const void*>(bits32.data()) : bits16.data();
+  row.logits = dtype == DType::kF32 ? static_cast<const void*>(parsed->bits32.data())
+                                    : static_cast<const void*>(parsed->bits16.data());
   row.vocab = req.logits.size();
-  row.mask = mask.empty() ? nullptr : mask.data();
+  row.mask = parsed->mask.empty() ? nullptr : parsed->mask.data();
   row.temperature = req.temperature;
   row.top_k = req.top_k;
   row.top_p = req.top_p;
   row.min_p = req.min_p;
   row.row_id = req.row_id;
+  return true;
+}
 
+int RunReference(const ReferenceRequest& req, std::ostream& out, std::ostream& err) {
+  ParsedRow parsed;
+  if (!ParseRow(req, &parsed, err)) return 2;
+  const RowView& row = parsed.view;
+  const DType dtype = row.dtype;
   const Expected<ReferenceDistribution> ref = ComputeReference(row, req.policies);
   if (!ref) {
     fmt::print(err, "invalid row ({}): {}\n", ErrorCodeName(ref.error().code), ref.error().message);

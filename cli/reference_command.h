@@ -28,6 +28,18 @@ struct ReferenceRequest {
   Policies policies;
 };
 
+// The row a request describes, with the buffers it points into.
+struct ParsedRow {
+  std::vector<uint32_t> bits32;
+  std::vector<uint16_t> bits16;
+  std::vector<uint8_t> mask;
+  RowView view;
+};
+
+// Parses dtype, logits (rounded to the dtype as a cast would) and mask. Returns false and
+// prints the usage error to `err` on bad input.
+bool ParseRow(const ReferenceRequest& request, ParsedRow* row, std::ostream& err);
+
 // Converts the textual logits to bit patterns of the requested dtype (round to nearest even,
 // as a cast would), runs the reference, and prints the result. Returns the process exit code:
 // 0 on success, 1 when the row is invalid (the error is printed), 2 on a usage error.

@@ -5,6 +5,27 @@
 #include <string>
 
 #include "cli/reference_command.h"
+#include "cli/sampler_commands.h"
+
+namespace {
+
+// The options that describe one row, shared by `reference` and `sample`.
+void AddRowOptions(CLI::App* cmd, sampcert::cli::ReferenceRequest* req) {
+  cmd->add_option("--dtype", req->dtype, "Logit dtype: f32, f16 or bf16")->capture_default_str();
+  cmd->add_option("--logits", req->logits, "Comma-separated logits (inf, -inf, nan allowed)")
+      ->required()
+      ->delimiter(',');
+  cmd->add_option("--mask", req->mask, "Comma-separated 0/1 allowed-mask")->delimiter(',');
+  cmd->add_option("--temperature,-t", req->temperature, "Temperature >= 0")->capture_default_str();
+  cmd->add_option("--top-k", req->top_k, "top_k (0 = off)")->capture_default_str();
+  cmd->add_option("--top-p", req->top_p, "top_p (1 = off)")->capture_default_str();
+  cmd->add_option("--min-p", req->min_p, "min_p (0 = off)")->capture_default_str();
+  cmd->add_option("--seed", req->seed, "Seed of the draw")->capture_default_str();
+  cmd->add_option("--row-id", req->row_id, "Row id of the draw")->capture_default_str();
+  cmd->add_option("--draws", req->draws, "Tokens to draw")->capture_default_str();
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"sampcert: numerical conformance suite for LLM token samplers"};
@@ -13,19 +34,7 @@ int main(int argc, char** argv) {
   sampcert::cli::ReferenceRequest req;
   CLI::App* ref = app.add_subcommand(
       "reference", "Print the exact reference distribution of one row (SPEC.md) and draws");
-  ref->add_option("--dtype", req.dtype, "Logit dtype: f32, f16 or bf16")->capture_default_str();
-  ref->add_option("--logits", req.logits, "Comma-separated logits (inf, -inf, nan allowed)")
-      ->required()
-      ->delimiter(',');
-  ref->add_option("--mask", req.mask, "Comma-separated 0/1 allowed-mask")->delimiter(',');
-  ref->add_option("--temperature,-t", req.temperature, "Temperature >= 0")->capture_default_str();
-  ref->add_option("--top-k", req.top_k, "top_k (0 = off)")->capture_default_str();
-  ref->add_option("--top-p", req.top_p, "top_p (1 = off)")->capture_default_str();
-  ref->add_option("--min-p", req.min_p, "min_p (0 = off)")->capture_default_str();
-  ref->add_option("--seed", req.seed, "Seed of the canonical draw")->capture_default_str();
-  ref->add_option("--row-id", req.row_id, "Row id of the canonical draw")->capture_default_str();
-  ref->add_option("--draws", req.draws, "Tokens to draw with the reference sampler")
-      ->capture_default_str();
+  AddRowOptions(ref, &req);
   const std::map<std::string, sampcert::TieRule> ties{
       {"keep-all", sampcert::TieRule::kKeepAll},
       {"lowest-index", sampcert::TieRule::kExactLowestIndex},
@@ -44,7 +53,23 @@ int main(int argc, char** argv) {
   ref->add_option("--greedy-threshold", req.policies.greedy_threshold,
                   "Declared greedy threshold (0 = none)");
 
+  CLI::App* list = app.add_subcommand("list", "List the built-in samplers");
+
+  std::string sampler;
+  CLI::App* info = app.add_subcommand("info", "Print what a sampler declares");
+  info->add_option("--sampler", sampler, "Built-in name or path to a plug-in .so")->required();
+
+  sampcert::cli::ReferenceRequest sample_req;
+  CLI::App* sample = app.add_subcommand("sample", "Draw tokens for one row with a sampler");
+  sample->add_option("--sampler", sampler, "Built-in name or path to a plug-in .so")->required();
+  AddRowOptions(sample, &sample_req);
+
   CLI11_PARSE(app, argc, argv);
   if (ref->parsed()) return sampcert::cli::RunReference(req, std::cout, std::cerr);
+  if (list->parsed()) return sampcert::cli::RunList(std::cout);
+  if (info->parsed()) return sampcert::cli::RunInfo(sampler, std::cout, std::cerr);
+  if (sample->parsed()) {
+    return sampcert::cli::RunSample(sampler, sample_req, std::cout, std::cerr);
+  }
   return 2;
 }

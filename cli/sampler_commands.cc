@@ -1,0 +1,102 @@
+#include "cli/sampler_commands.h"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include "adapters/builtin_samplers.h"
+#include "adapters/sampler.h"
+
+namespace sampcert::cli {
+namespace {
+
+std::string Capabilities(uint32_t caps) {
+  static const std::pair<uint32_t, const char*> kNames[] = {
+      {SAMPCERT_CAP_F32, "f32"},
+      {SAMPCERT_CAP_F16, "f16"},
+      {SAMPCERT_CAP_BF16, "bf16"},
+      {SAMPCERT_CAP_MASK, "mask"},
+      {SAMPCERT_CAP_TOP_K, "top-k"},
+      {SAMPCERT_CAP_TOP_P, "top-p"},
+      {SAMPCERT_CAP_MIN_P, "min-p"},
+      {SAMPCERT_CAP_TEMPERATURE_ZERO, "temperature-0"},
+      {SAMPCERT_CAP_PROBABILITIES, "probabilities"},
+      {SAMPCERT_CAP_BATCH, "batch"}};
+  std::string s;
+  for (const auto& [bit, name] : kNames) {
+    if (caps & bit) s += s.empty() ? name : std::string(", ") + name;
+  }
+  return s.empty() ? "(none)" : s;
+}
+
+const char* Step(TruncationStep s) {
+  return s == TruncationStep::kTopK ? "top-k" : s == TruncationStep::kTopP ? "top-p" : "min-p";
+}
+
+}  // namespace
+
+int RunList(std::ostream& out) {
+  fmt::print(out, "built-in samplers:\n");
+  for (const adapters::BuiltinSampler& s : adapters::BuiltinSamplers()) {
+    fmt::print(out, "  {:<12} {}\n", s.name, s.description);
+  }
+  fmt::print(out, "plug-ins: give a path to a .so exporting sampcert_get_sampler_api\n");
+  return 0;
+}
+
+int RunInfo(const std::string& sampler, std::ostream& out, std::ostream& err) {
+  auto s = adapters::OpenSampler(sampler);
+  if (!s.ok()) {
+    fmt::print(err, "error: {}\n", s.error().message);
+    return 2;
+  }
+  const adapters::SamplerInfo& i = (*s)->info();
+  const Policies& p = i.policies;
+  fmt::print(out, "name:          {}\nversion:       {}\ncapabilities:  {}\n", i.name, i.version,
+             Capabilities(i.capabilities));
+  fmt::print(out, "greedy ties:   {}\n",
+             p.greedy_tie_break == GreedyTieBreak::kUniform ? "uniform" : "lowest index");
+  fmt::print(out, "cut ties:      {}\n",
+             p.tie_rule == TieRule::kKeepAll            ? "keep all"
+             : p.tie_rule == TieRule::kExactLowestIndex ? "exact, lowest index"
+                                                        : "exact, any");
+  fmt::print(out, "order:         {} ({}, {}, {})\n",
+             p.order == PipelineOrder::kTemperatureFirst ? "temperature first" : "truncation first",
+             Step(p.truncation_order[0]), Step(p.truncation_order[1]), Step(p.truncation_order[2]));
+  fmt::print(out, "NaN logits:    {}\n", p.nan_policy == NanPolicy::kError ? "error" : "masked");
+  fmt::print(out, "greedy below:  {}\n", p.greedy_threshold);
+  fmt::print(out, "determinism:   {}\n",
+             p.determinism == Determinism::kNone       ? "none"
+             : p.determinism == Determinism::kSameSeed ? "same seed"
+                                                       : "cross device");
+  fmt::print(out, "accuracy:      {}\nthread safe:   {}\n",
+             p.accuracy == AccuracyClass::kF32    ? "fp32"
+             : p.accuracy == AccuracyClass::kBF16 ? "bf16"
+                                                  : "fp16",
+             i.thread_safe ? "yes" : "no");
+  return 0;
+}
+
+int RunSample(const std::string& sampler, const ReferenceRequest& req, std::ostream& out,
+              std::ostream& err) {
+  ParsedRow parsed;
+  if (!ParseRow(req, &parsed, err)) return 2;
+  auto s = adapters::OpenSampler(sampler);
+  if (!s.ok()) {
+    fmt::print(err, "error: {}\n", s.error().message);
+    return 2;
+  }
+  const adapters::Batch batch{parsed.view.dtype, parsed.view.vocab, {parsed.view}};
+  const uint64_t draws = req.draws > 0 ? static_cast<uint64_t>(req.draws) : 1;
+  auto tokens = (*s)->Sample(batch, req.seed, 0, draws);
+  if (!tokens.ok()) {
+    fmt::print(err, "sampler error ({}): {}\n", ErrorCodeName(tokens.error().code),
+               tokens.error().message);
+    return 1;
+  }
+  fmt::print(out, "{} draws (seed {}, row id {}):", (*s)->info().name, req.seed, req.row_id);
+  for (int64_t t : *tokens) fmt::print(out, " {}", t);
+  fmt::print(out, "\n");
+  return 0;
+}
+
+}  // namespace sampcert::cli

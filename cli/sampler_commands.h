@@ -1,0 +1,25 @@
+// `sampcert list`, `sampcert info` and `sampcert sample`: what samplers exist, what one
+// declares, and its draws for one row given on the command line.
+#ifndef SAMPCERT_CLI_SAMPLER_COMMANDS_H_
+#define SAMPCERT_CLI_SAMPLER_COMMANDS_H_
+
+#include <ostream>
+#include <string>
+
+#include "cli/reference_command.h"
+
+namespace sampcert::cli {
+
+int RunList(std::ostream& out);
+
+// Exit codes: 0 success, 2 when the sampler cannot be loaded (the reason is printed).
+int RunInfo(const std::string& sampler, std::ostream& out, std::ostream& err);
+
+// Draws with `sampler` for the row described in `request` (its sampling fields).
+// Exit codes: 0 success, 1 when the sampler returns an error, 2 usage or loading errors.
+int RunSample(const std::string& sampler, const ReferenceRequest& request, std::ostream& out,
+              std::ostream& err);
+
+}  // namespace sampcert::cli
+
+#endif  // SAMPCERT_CLI_SAMPLER_COMMANDS_H_
