@@ -31,7 +31,7 @@ const AccuracyParams& AccuracyFor(AccuracyClass accuracy) {
 }
 
 double LogWeightError(const AccuracyParams& a, double ell) {
-  return a.u_acc * (2.0 * std::fabs(ell) + a.c_elem);
+  return a.u_acc * (3.0 * std::fabs(ell) + a.c_elem);
 }
 
 double SumError(const AccuracyParams& a, std::size_t n) {

@@ -1,6 +1,9 @@
 #include "impls/stable_cpu/stable_cpu_sampler.h"
 
 #include <Eigen/Core>
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -9,6 +12,7 @@
 
 #include "adapters/abi_conversions.h"
 #include "adapters/builtin_adapter.h"
+#include "impls/stable_cpu/vector_kernels.h"
 #include "sampcert/canonical_draw.h"
 #include "sampcert/row_validation.h"
 
@@ -16,17 +20,25 @@ namespace sampcert::impls {
 namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
-using ArrayF = Eigen::Array<float, Eigen::Dynamic, 1>;
-using MapF = Eigen::Map<ArrayF>;
-using ConstMapF = Eigen::Map<const ArrayF>;
+constexpr float kLog2E = 1.44269504088896341f;
 
-template <typename H>
-void Widen(const void* bits, std::size_t v, float* out) {
-  // f16 / bf16 -> f32 is exact; Eigen vectorizes the cast (F16C for half).
-  using ArrayH = Eigen::Array<H, Eigen::Dynamic, 1>;
-  MapF(out, static_cast<Eigen::Index>(v)) =
-      Eigen::Map<const ArrayH>(static_cast<const H*>(bits), static_cast<Eigen::Index>(v))
-          .template cast<float>();
+// f16 / bf16 -> f32, exact.
+void WidenF16(const void* bits, std::size_t v, float* out) {
+  const auto* h = static_cast<const uint16_t*>(bits);
+  std::size_t i = 0;
+#if defined(__F16C__)
+  for (; i + 8 <= v; i += 8) {
+    const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i));
+    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(packed));
+  }
+#endif
+  for (; i < v; ++i) out[i] = static_cast<float>(Eigen::numext::bit_cast<Eigen::half>(h[i]));
+}
+
+void WidenBF16(const void* bits, std::size_t v, float* out) {
+  const auto* h = static_cast<const uint16_t*>(bits);
+  auto* o = reinterpret_cast<uint32_t*>(out);  // bf16 is the upper half of an f32
+  for (std::size_t i = 0; i < v; ++i) o[i] = static_cast<uint32_t>(h[i]) << 16;
 }
 
 }  // namespace
@@ -54,15 +66,14 @@ Error StableCpuSampler::Prepare(const sampcert_batch& batch, std::size_t r) {
   const Policies policies = DeclaredPolicies();
   if (Error e = ValidateRowParameters(row, policies, r); e.code != ErrorCode::kOk) return e;
   const std::size_t v = row.vocab;
-  const auto n = static_cast<Eigen::Index>(v);
 
   // 1. f32 logits, masked tokens at -inf. In place when the input is f32 without a mask.
   const float* x = static_cast<const float*>(row.logits);
   if (row.dtype != DType::kF32 || row.mask != nullptr) {
     x_.resize(v);
     switch (row.dtype) {
-      case DType::kF16: Widen<Eigen::half>(row.logits, v, x_.data()); break;
-      case DType::kBF16: Widen<Eigen::bfloat16>(row.logits, v, x_.data()); break;
+      case DType::kF16: WidenF16(row.logits, v, x_.data()); break;
+      case DType::kBF16: WidenBF16(row.logits, v, x_.data()); break;
       case DType::kF32: std::memcpy(x_.data(), row.logits, 4 * v); break;
     }
     if (row.mask != nullptr) {
@@ -73,9 +84,9 @@ Error StableCpuSampler::Prepare(const sampcert_batch& batch, std::size_t r) {
 
   // 2. The maximum. A NaN (in an allowed place: masked ones are -inf by now) or an empty
   //    support sends the row to the reference validator for the exact error message.
-  const ConstMapF xs(x, n);
-  const float m = xs.maxCoeff<Eigen::PropagateNaN>();
-  if (std::isnan(m) || m == -kInf) {
+  bool has_nan = false;
+  const float m = kernels::MaxAndNan(x, v, &has_nan);
+  if (has_nan || m == -kInf) {
     Error e = ValidateRow(row, policies, r);
     if (e.code == ErrorCode::kOk) e = Error{ErrorCode::kInternal, "unexpected valid row"};
     return e;
@@ -84,28 +95,31 @@ Error StableCpuSampler::Prepare(const sampcert_batch& batch, std::size_t r) {
   // 3. Weights. Limits (SEM-3, SEM-4): 1 on the winners. Truncation with keep-all ties leaves
   //    the winners alone (they tie with the maximum), so it is skipped there.
   w_.resize(v);
-  MapF ws(w_.data(), n);
+  const std::size_t blocks = (v + kBlock - 1) / kBlock;
+  block_prefix_.resize(blocks + 1);
   const float t = row.temperature;
   if (t == 0.0f || m == kInf) {
-    ws = (xs == m).cast<float>();
+    for (std::size_t i = 0; i < v; ++i) w_[i] = x[i] == m ? 1.0f : 0.0f;
     SumBlocks();
     return Error{};
   }
-  // Subtract the maximum first, then divide (two roundings, SPEC BAND-1); exp is Eigen's
-  // vectorized packet exp (exp(-inf) = 0 for masked and -inf tokens). x - m overflows fp32 only
-  // when the finite logits span more than FLT_MAX, which needs m > 0; such rows take the
-  // difference in double (exact for two floats), then the same scaling.
-  bool overflows = false;
-  if (m > 0.0f) {
-    const float lowest = (xs > -kInf).select(xs, kInf).minCoeff();
-    overflows = static_cast<double>(m) - static_cast<double>(lowest) >
-                static_cast<double>(std::numeric_limits<float>::max());
-  }
-  if (!overflows) {
-    ws = ((xs - m) / t).exp();
+  // Subtract the maximum, then scale by log2(e) / T and take 2^y (three roundings in y: SPEC
+  // BAND-1), writing block sums on the way. Two corners take a double-precision pass: a scale
+  // that is not a normal float (T below ~4e-39 or above ~1.2e38), and rows whose finite logits
+  // span more than FLT_MAX when T is so large (> 1e36) that the overflowed x - m would matter.
+  const float scale = kLog2E / t;
+  const bool scale_ok = scale >= std::numeric_limits<float>::min() && scale < kInf;
+  if (scale_ok && !(m > 0.0f && t > 1e36f)) {
+    kernels::WeightsAndBlockSums(x, v, m, scale, w_.data(), kBlock, block_prefix_.data() + 1);
+    if (row.top_k == 0 && row.top_p == 1.0f && row.min_p == 0.0f) {
+      FinishBlocks();
+      return Error{};
+    }
   } else {
-    ws =
-        ((xs.cast<double>() - static_cast<double>(m)) / static_cast<double>(t)).cast<float>().exp();
+    for (std::size_t i = 0; i < v; ++i) {
+      w_[i] = static_cast<float>(
+          std::exp((static_cast<double>(x[i]) - static_cast<double>(m)) / static_cast<double>(t)));
+    }
   }
 
   // 4. Truncation, temperature first, in the declared order top-k, top-p, min-p.
@@ -159,15 +173,16 @@ void StableCpuSampler::MinP(float min_p) {
 
 void StableCpuSampler::SumBlocks() {
   const std::size_t v = w_.size();
-  const std::size_t blocks = (v + kBlock - 1) / kBlock;
-  block_prefix_.resize(blocks + 1);
+  block_prefix_.resize((v + kBlock - 1) / kBlock + 1);
+  kernels::BlockSums(w_.data(), v, kBlock, block_prefix_.data() + 1);
+  FinishBlocks();
+}
+
+void StableCpuSampler::FinishBlocks() {
+  const std::size_t v = w_.size();
+  const std::size_t blocks = block_prefix_.size() - 1;
   block_prefix_[0] = 0;
-  for (std::size_t b = 0; b < blocks; ++b) {
-    const std::size_t begin = b * kBlock;
-    const auto len = static_cast<Eigen::Index>(std::min(kBlock, v - begin));
-    const double s = ConstMapF(w_.data() + begin, len).cast<double>().sum();
-    block_prefix_[b + 1] = block_prefix_[b] + s;
-  }
+  for (std::size_t b = 0; b < blocks; ++b) block_prefix_[b + 1] += block_prefix_[b];
   total_ = block_prefix_[blocks];
   last_positive_ = -1;
   for (std::size_t i = v; i-- > 0;) {

@@ -5,9 +5,10 @@
 // same seed and row id it draws the reference sampler's tokens outside rounding bands. A row's
 // result never depends on the rest of the batch.
 //
-// Speed: one pass for the maximum (with the f16/bf16 conversion fused in), one vectorized pass
-// (Eigen's packet exp) that writes the weights and per-block sums in double; a draw scans block
-// sums, then one block. Built for x86-64-v3 where the build machine has it (SAMPCERT_X86_64_V3).
+// Speed: one vectorized pass for the maximum (after an F16C / shift upcast for f16 / bf16), one
+// vectorized pass that writes the weights and per-block sums (vector_kernels.h); a draw scans
+// the block sums, then one block of 256. Built for x86-64-v3 where the build machine has it
+// (SAMPCERT_X86_64_V3).
 #ifndef SAMPCERT_IMPLS_STABLE_CPU_STABLE_CPU_SAMPLER_H_
 #define SAMPCERT_IMPLS_STABLE_CPU_STABLE_CPU_SAMPLER_H_
 
@@ -41,7 +42,8 @@ class StableCpuSampler {
   void TopK(const float* x, int64_t k);
   void TopP(const float* x, float p);
   void MinP(float min_p);
-  void SumBlocks();
+  void SumBlocks();     // block sums of w_, then FinishBlocks()
+  void FinishBlocks();  // block sums in block_prefix_[1..] -> prefix, total_, last_positive_
   // The canonical inverse CDF (DRAW-3) over w_: smallest i with u * total < C_i.
   int64_t TokenFor(double u) const;
 

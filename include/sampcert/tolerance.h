@@ -13,8 +13,8 @@ struct AccuracyParams {
   AccuracyClass accuracy;
   double u_acc;  // unit roundoff of the internal arithmetic (fp32 in every class: 2^-24)
   double u_out;  // unit roundoff of the reported probabilities (the class's type)
-  // Error of one computed log-weight, in units of u_acc, beyond 2|l|: a <= 2-ulp exp (4u)
-  // plus 2u of slack for second-order terms (TOL-1).
+  // Error of one computed log-weight, in units of u_acc, beyond 3|l| (subtract, scale by a
+  // rounded 1/T or log2(e)/T, multiply): a <= 2-ulp exp (4u) plus 2u of slack (TOL-1).
   double c_elem;
   // Higham-Mary probabilistic summation constant: a sum of n terms is within
   // lambda * sqrt(n) * u of exact with probability >= 1 - 2n exp(-lambda^2 / 2) (TOL-2).
