@@ -28,7 +28,6 @@ Error RowError(std::size_t row_index, ErrorCode code, const std::string& what) {
   return Error{code, fmt::format("row {}: {}", row_index, what)};
 }
 
-
 // A truncation step's view of the candidates: exact values for ordering and ties, log-weights
 // and their error bounds for the rounding bands, weights for top-p's cumulative mass.
 struct Stage {
@@ -347,7 +346,7 @@ Expected<ReferenceDistribution> ComputeReference(const RowView& row, const Polic
     if (stage_finite) {
       stage.ell[i] = trunc_first ? x[i] - max_logit : d.log_weights[i];
       stage.weight[i] = trunc_first ? std::exp(stage.ell[i]) : d.weights[i];
-      stage.sigma[i] = LogWeightError(acc, static_cast<double>(stage.ell[i]));
+      stage.sigma[i] = LogWeightError(acc, static_cast<double>(stage.ell[i]));  // cheap
     } else if (x[i] == max_logit) {
       stage.ell[i] = 0;
       stage.weight[i] = 1;
@@ -355,8 +354,12 @@ Expected<ReferenceDistribution> ComputeReference(const RowView& row, const Polic
     if (!stage_finite && x[i] != max_logit) continue;  // zero probability: not a candidate
     stage.order.push_back(i);
   }
-  std::sort(stage.order.begin(), stage.order.end(),
-            [&x](std::size_t a, std::size_t b) { return x[a] != x[b] ? x[a] > x[b] : a < b; });
+  // The order only matters to truncation; without it the O(V log V) sort is skipped.
+  const bool truncates = row.top_k != 0 || row.top_p != 1.0f || row.min_p != 0.0f;
+  if (truncates) {
+    std::sort(stage.order.begin(), stage.order.end(),
+              [&x](std::size_t a, std::size_t b) { return x[a] != x[b] ? x[a] > x[b] : a < b; });
+  }
 
   d.keep.assign(vocab, KeepClass::kOutsideSupport);
   std::vector<uint8_t> current(vocab, 0);
