@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli/reference_command.h"
+#include "cli/run_command.h"
 #include "cli/sampler_commands.h"
 
 namespace {
@@ -64,7 +65,31 @@ int main(int argc, char** argv) {
   sample->add_option("--sampler", sampler, "Built-in name or path to a plug-in .so")->required();
   AddRowOptions(sample, &sample_req);
 
+  sampcert::cli::RunRequest run_req;
+  CLI::App* run = app.add_subcommand("run",
+                                     "Certify a sampler: run a profile's plan, write "
+                                     "DIR/report.json");
+  run->add_option("--sampler", run_req.sampler, "Built-in name or path to a plug-in .so")
+      ->required();
+  run->add_option("--profile", run_req.profile, "quick, standard or full")->capture_default_str();
+  run->add_option("--seed", run_req.seed, "Seed of the generated cases and draws")
+      ->capture_default_str();
+  run->add_option("--jobs,-j", run_req.jobs, "Worker processes at once")->capture_default_str();
+  run->add_option("--shard", run_req.shard, "I/N: run the plan items with index mod N == I")
+      ->capture_default_str();
+  run->add_option("--time-budget", run_req.time_budget_s,
+                  "Seconds for the statistical tests' draws (0: the profile's default)");
+  run->add_option("--out", run_req.out_dir, "Report folder")->capture_default_str();
+  run->add_option("--expect", run_req.expect_file,
+                  "Expectations / waiver file: known failures are Waived, differences reported");
+  run->add_flag("--no-isolation", run_req.no_isolation,
+                "Run the sampler in this process (no crash / hang isolation)");
+  run->add_option("--dtype", run_req.only_dtype, "Only the items of this dtype");
+  run->add_option("--item", run_req.only_item, "Only this statistical item (dtype/name)");
+  run->add_option("--case", run_req.only_case, "Only this generated case (reproduction)");
+
   CLI11_PARSE(app, argc, argv);
+  if (run->parsed()) return sampcert::cli::RunRun(run_req, std::cout, std::cerr);
   if (ref->parsed()) return sampcert::cli::RunReference(req, std::cout, std::cerr);
   if (list->parsed()) return sampcert::cli::RunList(std::cout);
   if (info->parsed()) return sampcert::cli::RunInfo(sampler, std::cout, std::cerr);

@@ -1,0 +1,43 @@
+// A generated test case: one row (owning its bit patterns), or a batch of rows sharing dtype and
+// vocabulary, with the family that produced it (for coverage and reports).
+#ifndef SAMPCERT_PROPERTIES_ROW_CASE_H_
+#define SAMPCERT_PROPERTIES_ROW_CASE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "adapters/sampler.h"
+#include "sampcert/row.h"
+
+namespace sampcert::properties {
+
+struct RowCase {
+  DType dtype = DType::kF32;
+  std::vector<uint32_t> bits32;  // f32 logits
+  std::vector<uint16_t> bits16;  // f16 / bf16 logits
+  std::vector<uint8_t> mask;     // empty: no mask
+  float temperature = 1.0f;
+  int64_t top_k = 0;
+  float top_p = 1.0f;
+  float min_p = 0.0f;
+  uint64_t row_id = 0;
+  std::string family;  // the generator family, e.g. "overflow_after_scaling"
+
+  std::size_t vocab() const { return dtype == DType::kF32 ? bits32.size() : bits16.size(); }
+  RowView view() const;
+  float Logit(std::size_t i) const;           // the value (exact in float for every dtype)
+  void SetLogit(std::size_t i, float value);  // rounds to the dtype (nearest even)
+  // Keeps only the tokens in [begin, end): the shrinkers' basic move.
+  RowCase Slice(std::size_t begin, std::size_t end) const;
+};
+
+// A one-row batch.
+adapters::Batch OneRow(const RowCase& row);
+
+// A one-line, human-readable description: dtype, V, T, truncation, first logits.
+std::string Describe(const RowCase& row);
+
+}  // namespace sampcert::properties
+
+#endif  // SAMPCERT_PROPERTIES_ROW_CASE_H_

@@ -1,0 +1,106 @@
+// The statistics: cells, the G-test's calibration on the reference sampler (it must reject at
+// or below its level), its power on a real defect, the binomial tail and the power formula.
+#include "properties/statistics.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "sampcert/reference_distribution.h"
+#include "sampcert/reference_sampler.h"
+
+namespace sampcert::properties {
+namespace {
+
+std::vector<long double> Zipf(std::size_t v, double s) {
+  std::vector<long double> p(v);
+  long double z = 0;
+  for (std::size_t i = 0; i < v; ++i) z += p[i] = std::pow(static_cast<long double>(i + 1), -s);
+  for (auto& x : p) x /= z;
+  return p;
+}
+
+TEST(Cells, EveryCellHasEnoughExpectedCount) {
+  const auto p = Zipf(5000, 1.1);
+  const uint64_t n = 100000;
+  const Cells c = MakeCells(p, n);
+  ASSERT_GE(c.probability.size(), 10u);
+  double total = 0;
+  for (double q : c.probability) {
+    EXPECT_GE(q * static_cast<double>(n), 50.0);
+    total += q;
+  }
+  EXPECT_NEAR(total, 1.0, 1e-12);
+  for (int32_t cell : c.cell_of) EXPECT_GE(cell, 0);
+}
+
+// Calibration: the G-test on the reference sampler's own draws, 2000 times with different
+// seeds, rejects at or below its level. Level 0.01; the bound allows 3 binomial standard
+// deviations (false-alarm budget of this check: about 1e-3).
+TEST(Calibration, GTestOnTheReferenceSamplerRejectsAtMostItsLevel) {
+  const auto p = Zipf(300, 1.2);
+  const ReferenceSampler sampler(p);
+  const uint64_t n = 20000;
+  const Cells cells = MakeCells(p, n);
+  const int runs = 2000;
+  const double level = 0.01;
+  int rejections = 0;
+  std::vector<int64_t> tokens(n);
+  for (int run = 0; run < runs; ++run) {
+    sampler.Draw(1000 + static_cast<uint64_t>(run), 7, 0, tokens);
+    if (GTest(tokens, cells).p_value < level) ++rejections;
+  }
+  const double rate = static_cast<double>(rejections) / runs;
+  const double bound = level + 3 * std::sqrt(level * (1 - level) / runs);
+  RecordProperty("rejection_rate", std::to_string(rate));
+  std::printf("[calibration] G-test at level %.3g: %d of %d rejected (rate %.4f, bound %.4f)\n",
+              level, rejections, runs, rate, bound);
+  EXPECT_LE(rate, bound);
+  EXPECT_GT(rejections, 0);  // a test that never rejects would be suspicious too
+}
+
+// Power: a temperature off by 1% is detected with the draws DrawsForTv plans.
+TEST(Power, DetectsATemperatureOffByOnePercent) {
+  const std::size_t v = 200;
+  std::vector<float> logits(v);
+  std::mt19937 rng(3);
+  std::normal_distribution<float> d(0.0f, 2.0f);
+  for (float& f : logits) f = d(rng);
+  std::vector<uint32_t> bits(v);
+  std::memcpy(bits.data(), logits.data(), 4 * v);
+  RowView row;
+  row.logits = bits.data();
+  row.vocab = v;
+  row.temperature = 1.0f;
+  const auto ref = ComputeReference(row, Policies{});
+  row.temperature = 0.99f;
+  const auto off = ComputeReference(row, Policies{});
+  ASSERT_TRUE(ref.ok() && off.ok());
+  const double tv = static_cast<double>(TotalVariation(ref->probs, off->probs));
+  const double level = 1e-5;
+  const Cells cells0 = MakeCells(ref->probs, 1 << 20);
+  const uint64_t n = DrawsForTv(static_cast<double>(cells0.probability.size() - 1), level, tv);
+  std::printf("[power] T off by 1%%: TV %.4g, planned draws %llu\n", tv,
+              static_cast<unsigned long long>(n));
+  const Cells cells = MakeCells(ref->probs, n);
+  const ReferenceSampler wrong(off->probs);
+  std::vector<int64_t> tokens(n);
+  wrong.Draw(5, 1, 0, tokens);
+  EXPECT_LT(GTest(tokens, cells).p_value, level);
+  EXPECT_NEAR(DetectableTv(static_cast<double>(cells.probability.size() - 1), level, n), tv,
+              0.2 * tv);
+}
+
+TEST(Binomial, TwoSidedTails) {
+  EXPECT_NEAR(BinomialTwoSided(50, 100, 0.5), 1.0, 1e-12);
+  EXPECT_LT(BinomialTwoSided(0, 100000, 0.001), 1e-40);  // the tail never drawn: caught
+  EXPECT_LT(BinomialTwoSided(80, 100, 0.5), 1e-8);
+  EXPECT_EQ(BinomialTwoSided(0, 10, 0.0), 1.0);
+  EXPECT_EQ(BinomialTwoSided(1, 10, 0.0), 0.0);
+}
+
+}  // namespace
+}  // namespace sampcert::properties

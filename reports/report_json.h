@@ -1,0 +1,31 @@
+// The JSON report (schema version separate from the tool version): results to and from JSON,
+// with NaN and infinities encoded legally (as the strings "NaN", "Infinity", "-Infinity").
+#ifndef SAMPCERT_REPORTS_REPORT_JSON_H_
+#define SAMPCERT_REPORTS_REPORT_JSON_H_
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "adapters/sampler.h"
+#include "properties/conformance.h"
+
+namespace sampcert::reports {
+
+inline constexpr const char* kSchemaVersion = "1.0";
+
+nlohmann::json Number(double v);  // finite: a number; else "NaN" / "Infinity" / "-Infinity"
+double NumberFrom(const nlohmann::json& j);
+
+nlohmann::json ToJson(const properties::TestResult& r);
+properties::TestResult ResultFromJson(const nlohmann::json& j);
+
+nlohmann::json SamplerToJson(const adapters::SamplerInfo& info, const std::string& argument);
+
+// Writes `text` to `path` atomically: a temporary file in the same folder, then rename, so an
+// interrupted run never leaves a half-written report. Returns an empty string or the error.
+std::string WriteFileAtomically(const std::string& path, const std::string& text);
+
+}  // namespace sampcert::reports
+
+#endif  // SAMPCERT_REPORTS_REPORT_JSON_H_
