@@ -284,8 +284,13 @@ int RunRun(const RunRequest& req, std::ostream& out, std::ostream& err) {
   for (const std::string& d : diffs) fmt::print(out, "\n{}", d);
   fmt::print(out, "\n{} results:", results.size());
   for (const auto& [status, n] : counts) fmt::print(out, " {} {}", n, status);
-  fmt::print(out, "\nverdict: {} (report: {})\n", conformant ? "CONFORMANT" : "NOT CONFORMANT",
-             path);
+  const int waived = counts.count("Waived") ? counts.at("Waived") : 0;
+  fmt::print(
+      out, "\nverdict: {}{} (report: {})\n", conformant ? "CONFORMANT" : "NOT CONFORMANT",
+      conformant && waived > 0
+          ? fmt::format(" with {} waived results (expected failures, {})", waived, req.expect_file)
+          : "",
+      path);
   return conformant ? 0 : 1;
 }
 
