@@ -16,6 +16,9 @@
 #include "adapters/sampler.h"
 #include "properties/conformance.h"
 #include "properties/runner.h"
+#include "reports/html.h"
+#include "reports/junit.h"
+#include "reports/report.h"
 #include "reports/report_json.h"
 
 #ifndef SAMPCERT_GIT_REVISION
@@ -29,22 +32,7 @@ namespace sampcert::cli {
 namespace {
 
 using nlohmann::json;
-using properties::Status;
 using properties::TestResult;
-
-int Severity(Status s) {
-  switch (s) {
-    case Status::kWaived: return 0;
-    case Status::kNotSupported: return 1;
-    case Status::kPass: return 2;
-    case Status::kWarning: return 3;
-    case Status::kInconclusive: return 4;
-    case Status::kFail: return 5;
-    case Status::kTimeout: return 6;
-    case Status::kCrash: return 7;
-  }
-  return 7;
-}
 
 std::string CpuName() {
   std::ifstream in("/proc/cpuinfo");
@@ -56,49 +44,6 @@ std::string CpuName() {
     }
   }
   return "unknown";
-}
-
-// (property, dtype) -> worst status over families.
-std::map<std::pair<std::string, std::string>, Status> Aggregate(
-    const std::vector<TestResult>& results) {
-  std::map<std::pair<std::string, std::string>, Status> agg;
-  for (const TestResult& r : results) {
-    auto key = std::make_pair(r.property, r.dtype);
-    auto it = agg.find(key);
-    if (it == agg.end() || Severity(r.status) > Severity(it->second)) agg[key] = r.status;
-  }
-  return agg;
-}
-
-struct Expectation {
-  Status status;
-  std::string reason;
-};
-
-bool LoadExpectations(const std::string& path,
-                      std::map<std::pair<std::string, std::string>, Expectation>* out,
-                      std::string* error) {
-  std::ifstream in(path);
-  if (!in) {
-    *error = "cannot read expectations file " + path;
-    return false;
-  }
-  try {
-    const json j = json::parse(in);
-    for (const json& e : j.at("entries")) {
-      Status s;
-      if (!properties::ParseStatus(e.at("status").get<std::string>(), &s)) {
-        *error = "unknown status in " + path + ": " + e.at("status").dump();
-        return false;
-      }
-      (*out)[{e.at("property").get<std::string>(), e.at("dtype").get<std::string>()}] =
-          Expectation{s, e.value("reason", "")};
-    }
-  } catch (const std::exception& e) {
-    *error = "malformed expectations file " + path + ": " + e.what();
-    return false;
-  }
-  return true;
 }
 
 }  // namespace
@@ -115,10 +60,10 @@ int RunRun(const RunRequest& req, std::ostream& out, std::ostream& err) {
     fmt::print(err, "error: --shard must be I/N with 0 <= I < N, not '{}'\n", req.shard);
     return 2;
   }
-  std::map<std::pair<std::string, std::string>, Expectation> expectations;
+  reports::Expectations expectations;
   if (!req.expect_file.empty()) {
     std::string why;
-    if (!LoadExpectations(req.expect_file, &expectations, &why)) {
+    if (!reports::LoadExpectations(req.expect_file, &expectations, &why)) {
       fmt::print(err, "error: {}\n", why);
       return 2;
     }
@@ -141,6 +86,7 @@ int RunRun(const RunRequest& req, std::ostream& out, std::ostream& err) {
                        : profile.name == "standard" ? 30
                                                     : 300;
   opts.isolate = !req.no_isolation;
+  opts.item_timeout_s = req.item_timeout_s;
   opts.only_dtype = req.only_dtype;
   opts.only_item = req.only_item;
   opts.only_case = req.only_case;
@@ -156,142 +102,45 @@ int RunRun(const RunRequest& req, std::ostream& out, std::ostream& err) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
+  reports::Report report;
   // Expectations (also the waiver file): a known failure becomes Waived; a difference either
   // way is reported.
-  std::vector<std::string> diffs;
   if (!req.expect_file.empty()) {
-    const auto agg = Aggregate(results);
-    for (auto& [key, exp] : expectations) {
-      auto it = agg.find(key);
-      if (it == agg.end()) continue;  // not run in this shard or filtered out
-      const std::string name = key.first + "/" + key.second;
-      if (properties::IsConformant(it->second)) {
-        diffs.push_back(fmt::format("FIX {}: expected {}, now {}", name,
-                                    properties::StatusName(exp.status),
-                                    properties::StatusName(it->second)));
-      } else if (it->second != exp.status) {
-        diffs.push_back(fmt::format("DIFFERENCE {}: expected {}, now {}", name,
-                                    properties::StatusName(exp.status),
-                                    properties::StatusName(it->second)));
-      } else {
-        for (TestResult& r : results) {
-          if (r.property == key.first && r.dtype == key.second && r.status == exp.status) {
-            r.status = Status::kWaived;
-            r.note = std::string("waived (") + properties::StatusName(exp.status) +
-                     "): " + exp.reason + (r.note.empty() ? "" : "; " + r.note);
-          }
-        }
-      }
-    }
-    for (const auto& [key, status] : Aggregate(results)) {
-      if (!properties::IsConformant(status) && !expectations.count(key)) {
-        diffs.push_back(fmt::format("REGRESSION {}/{}: expected a conformant status, now {}",
-                                    key.first, key.second, properties::StatusName(status)));
-      }
-    }
+    report.expectation_differences = reports::ApplyExpectations(expectations, &results);
   }
-
-  // The verdict.
-  const auto agg = Aggregate(results);
-  std::map<std::string, int> counts;
-  json certified = json::array(), not_conformant = json::array();
-  bool conformant = diffs.empty();
-  for (const auto& [key, status] : agg) {
-    const std::string name = key.first + "/" + key.second;
-    if (status == Status::kPass || status == Status::kWarning) certified.push_back(name);
-    if (!properties::IsConformant(status)) {
-      not_conformant.push_back(name);
-      conformant = false;
-    }
-  }
-  for (const TestResult& r : results) ++counts[properties::StatusName(r.status)];
-
-  json report;
-  report["schema_version"] = reports::kSchemaVersion;
-  report["context"] = {{"tool", "sampcert"},
-                       {"tool_version", SAMPCERT_VERSION},
-                       {"git_revision", SAMPCERT_GIT_REVISION},
-                       {"compiler", __VERSION__},
-                       {"cpu", CpuName()},
-                       {"profile", profile.name},
-                       {"seed", req.seed},
-                       {"shard", req.shard},
-                       {"jobs", opts.jobs},
-                       {"isolation", opts.isolate ? "fork" : "none"},
-                       {"time_budget_s", opts.time_budget_s},
-                       {"seconds", reports::Number(seconds)},
-                       {"false_alarm_budget", profile.false_alarm_budget},
-                       {"required_tv", profile.required_tv}};
-  report["sampler"] = reports::SamplerToJson(sampler.info(), req.sampler);
-  json rs = json::array();
-  for (const TestResult& r : results) rs.push_back(reports::ToJson(r));
-  report["results"] = rs;
-  report["summary"] = counts;
-  report["verdict"] = {{"conformant", conformant},
-                       {"certified", certified},
-                       {"not_conformant", not_conformant},
-                       {"expectation_differences", diffs}};
+  report.results = std::move(results);
+  report.context = {{"tool", "sampcert"},
+                    {"tool_version", SAMPCERT_VERSION},
+                    {"git_revision", SAMPCERT_GIT_REVISION},
+                    {"compiler", std::string("GCC ") + __VERSION__},
+                    {"cpu", CpuName()},
+                    {"profile", profile.name},
+                    {"seed", req.seed},
+                    {"shard", req.shard},
+                    {"jobs", opts.jobs},
+                    {"isolation", opts.isolate ? "fork" : "none"},
+                    {"time_budget_s", opts.time_budget_s},
+                    {"seconds", reports::Number(seconds)},
+                    {"false_alarm_budget", profile.false_alarm_budget},
+                    {"required_tv", profile.required_tv},
+                    {"expectations", req.expect_file}};
+  report.sampler = reports::SamplerToJson(sampler.info(), req.sampler);
 
   std::error_code ec;
   std::filesystem::create_directories(req.out_dir, ec);
-  const std::string path = (std::filesystem::path(req.out_dir) / "report.json").string();
-  if (std::string why = reports::WriteFileAtomically(path, report.dump(2)); !why.empty()) {
-    fmt::print(err, "error: {}\n", why);
-    return 2;
-  }
-
-  // The summary: a property x dtype matrix, the failures, the verdict.
-  const adapters::SamplerInfo& info = sampler.info();
-  fmt::print(out, "sampcert {} — sampler {} {} — profile {} seed {} shard {} — {:.1f} s\n",
-             SAMPCERT_VERSION, info.name, info.version, profile.name, req.seed, req.shard, seconds);
-  std::set<std::string> props, dtypes;
-  for (const auto& [key, status] : agg) {
-    props.insert(key.first);
-    dtypes.insert(key.second);
-  }
-  fmt::print(out, "{:<12}", "property");
-  for (const std::string& d : dtypes) fmt::print(out, " {:<13}", d);
-  fmt::print(out, "\n");
-  for (const std::string& p : props) {
-    fmt::print(out, "{:<12}", p);
-    for (const std::string& d : dtypes) {
-      auto it = agg.find({p, d});
-      fmt::print(out, " {:<13}", it == agg.end() ? "-" : properties::StatusName(it->second));
-    }
-    fmt::print(out, "\n");
-  }
-  int shown = 0;
-  for (const TestResult& r : results) {
-    if (properties::IsConformant(r.status) || r.status == Status::kInconclusive) continue;
-    if (++shown > 15) break;
-    fmt::print(out, "\n{} {} [{}] {}: {}\n", properties::StatusName(r.status), r.property, r.dtype,
-               r.family, r.failure ? r.failure->message : r.note);
-    if (r.failure) {
-      fmt::print(out, "  input:   {}\n", r.failure->input);
-      if (!r.failure->minimal_input.empty() && r.failure->minimal_input != r.failure->input) {
-        fmt::print(out, "  minimal: {}\n", r.failure->minimal_input);
-      }
-      if (!r.failure->reproduction.empty()) {
-        fmt::print(out, "  reproduce: {}\n", r.failure->reproduction);
-      }
+  const std::filesystem::path dir(req.out_dir);
+  const std::string path = (dir / "report.json").string();
+  for (const auto& [file, text] :
+       {std::pair{path, reports::ReportToJson(report).dump(2)},
+        std::pair{(dir / "report.html").string(), reports::RenderHtml(report)},
+        std::pair{(dir / "report.junit.xml").string(), reports::RenderJUnit(report)}}) {
+    if (std::string why = reports::WriteFileAtomically(file, text); !why.empty()) {
+      fmt::print(err, "error: {}\n", why);
+      return 2;
     }
   }
-  for (const TestResult& r : results) {
-    if (r.status == Status::kInconclusive) {
-      fmt::print(out, "\nInconclusive {} [{}] {}: {}\n", r.property, r.dtype, r.family, r.note);
-    }
-  }
-  for (const std::string& d : diffs) fmt::print(out, "\n{}", d);
-  fmt::print(out, "\n{} results:", results.size());
-  for (const auto& [status, n] : counts) fmt::print(out, " {} {}", n, status);
-  const int waived = counts.count("Waived") ? counts.at("Waived") : 0;
-  fmt::print(
-      out, "\nverdict: {}{} (report: {})\n", conformant ? "CONFORMANT" : "NOT CONFORMANT",
-      conformant && waived > 0
-          ? fmt::format(" with {} waived results (expected failures, {})", waived, req.expect_file)
-          : "",
-      path);
-  return conformant ? 0 : 1;
+  fmt::print(out, "{}", reports::TextSummary(report, path));
+  return reports::Conformant(report) ? 0 : 1;
 }
 
 }  // namespace sampcert::cli

@@ -21,6 +21,7 @@ struct RunRequest {
   std::string out_dir = "sampcert-report";
   std::string expect_file;  // expectations / waivers
   bool no_isolation = false;
+  double item_timeout_s = 300;  // a plan item running longer is a Timeout
   std::string only_dtype;
   std::string only_item;
   int64_t only_case = -1;

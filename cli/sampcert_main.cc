@@ -1,10 +1,12 @@
 // The sampcert command-line tool.
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <string>
 
 #include "cli/reference_command.h"
+#include "cli/report_commands.h"
 #include "cli/run_command.h"
 #include "cli/sampler_commands.h"
 
@@ -82,13 +84,48 @@ int main(int argc, char** argv) {
   run->add_option("--out", run_req.out_dir, "Report folder")->capture_default_str();
   run->add_option("--expect", run_req.expect_file,
                   "Expectations / waiver file: known failures are Waived, differences reported");
+  run->add_option("--item-timeout", run_req.item_timeout_s,
+                  "Seconds a plan item may run before its worker is killed (Timeout)")
+      ->capture_default_str();
   run->add_flag("--no-isolation", run_req.no_isolation,
                 "Run the sampler in this process (no crash / hang isolation)");
   run->add_option("--dtype", run_req.only_dtype, "Only the items of this dtype");
   run->add_option("--item", run_req.only_item, "Only this statistical item (dtype/name)");
   run->add_option("--case", run_req.only_case, "Only this generated case (reproduction)");
 
+  CLI::App* report = app.add_subcommand("report", "Merge, diff and render report.json files");
+  report->require_subcommand(1);
+  std::vector<std::string> merge_inputs;
+  std::string merge_out = "sampcert-report";
+  CLI::App* merge = report->add_subcommand("merge", "Join shard reports into one");
+  merge->add_option("reports", merge_inputs, "Shard report.json files")->required();
+  merge->add_option("--out", merge_out, "Folder for the merged report")->capture_default_str();
+  std::string diff_old, diff_new;
+  CLI::App* diff = report->add_subcommand("diff", "FIX / REGRESSION / DIFFERENCE between runs");
+  diff->add_option("old", diff_old, "The earlier report.json")->required();
+  diff->add_option("new", diff_new, "The later report.json")->required();
+  std::string render_in, render_out;
+  CLI::App* html = report->add_subcommand("html", "Re-render a report.json as HTML");
+  html->add_option("report", render_in, "report.json")->required();
+  html->add_option("-o,--output", render_out, "Output file (default: report.html beside it)");
+  CLI::App* junit = report->add_subcommand("junit", "Re-render a report.json as JUnit XML");
+  junit->add_option("report", render_in, "report.json")->required();
+  junit->add_option("-o,--output", render_out, "Output file (default: report.junit.xml beside it)");
+
   CLI11_PARSE(app, argc, argv);
+  if (merge->parsed()) {
+    return sampcert::cli::RunReportMerge(merge_inputs, merge_out, std::cout, std::cerr);
+  }
+  if (diff->parsed()) return sampcert::cli::RunReportDiff(diff_old, diff_new, std::cout, std::cerr);
+  if (html->parsed() || junit->parsed()) {
+    const std::string format = html->parsed() ? "html" : "junit";
+    if (render_out.empty()) {
+      render_out = (std::filesystem::path(render_in).parent_path() /
+                    (format == "html" ? "report.html" : "report.junit.xml"))
+                       .string();
+    }
+    return sampcert::cli::RunReportRender(format, render_in, render_out, std::cerr);
+  }
   if (run->parsed()) return sampcert::cli::RunRun(run_req, std::cout, std::cerr);
   if (ref->parsed()) return sampcert::cli::RunReference(req, std::cout, std::cerr);
   if (list->parsed()) return sampcert::cli::RunList(std::cout);

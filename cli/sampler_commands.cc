@@ -5,6 +5,7 @@
 
 #include "adapters/builtin_samplers.h"
 #include "adapters/sampler.h"
+#include "properties/conformance.h"
 
 namespace sampcert::cli {
 namespace {
@@ -40,6 +41,10 @@ int RunList(std::ostream& out) {
     fmt::print(out, "  {:<12} {}\n", s.name, s.description);
   }
   fmt::print(out, "plug-ins: give a path to a .so exporting sampcert_get_sampler_api\n");
+  fmt::print(out, "\nproperties (SPEC.md section 10):\n");
+  for (const auto& [id, what] : properties::PropertyCatalog()) {
+    fmt::print(out, "  {:<10} {}\n", id, what);
+  }
   return 0;
 }
 

@@ -337,6 +337,7 @@ std::vector<TestResult> RunDeterministic(adapters::Sampler& sampler, const std::
       if (o.error > r.worst_error || r.worst_input.empty()) {
         r.worst_error = std::max(r.worst_error, o.error);
         r.worst_input = Describe(row);
+        r.worst_temperature = row.temperature;
       }
       if (!o.ok && r.status != Status::kFail) {
         r.status = Status::kFail;
@@ -403,8 +404,9 @@ Expected<std::vector<int64_t>> Draw(adapters::Sampler& sampler, const RowCase& r
   return all;
 }
 
-std::vector<TestResult> RunDistribution(adapters::Sampler& sampler, const Plan& plan,
-                                        const PlanItem& item, double time_budget_s) {
+std::vector<TestResult> RunDistribution(adapters::Sampler& sampler, const std::string& sampler_arg,
+                                        const Plan& plan, const PlanItem& item,
+                                        double time_budget_s) {
   const auto start = Clock::now();
   const adapters::SamplerInfo& info = sampler.info();
   const DType dtype = DTypeFromName(item.dtype);
@@ -426,6 +428,7 @@ std::vector<TestResult> RunDistribution(adapters::Sampler& sampler, const Plan& 
   }
   const RowCase& row = *planned;
   r.worst_input = Describe(row);
+  r.worst_temperature = row.temperature;
   const Expected<ReferenceDistribution> ref = ComputeReference(row.view(), info.policies);
   if (!ref.ok()) {
     r.status = Status::kNotSupported;
@@ -435,10 +438,11 @@ std::vector<TestResult> RunDistribution(adapters::Sampler& sampler, const Plan& 
   const uint64_t seed = Mix(plan.seed, std::hash<std::string>{}(item.dtype + "/" + item.name));
   auto fail = [&](std::string message) {
     r.status = Status::kFail;
-    r.failure = Failure{std::move(message), Describe(row), Describe(row),
-                        fmt::format("sampcert run --sampler <sampler> --profile {} --seed {} "
-                                    "--item {}/{}",
-                                    plan.profile.name, plan.seed, item.dtype, item.name)};
+    r.failure =
+        Failure{std::move(message), Describe(row), Describe(row),
+                fmt::format("sampcert run --sampler {} --profile {} --seed {} "
+                            "--item {}/{}",
+                            sampler_arg, plan.profile.name, plan.seed, item.dtype, item.name)};
     r.seconds = Seconds(start);
     return std::vector<TestResult>{r};
   };
@@ -605,6 +609,31 @@ std::vector<TestResult> RunDeviation(adapters::Sampler& sampler, const PlanItem&
 
 }  // namespace
 
+const std::vector<std::pair<std::string, std::string>>& PropertyCatalog() {
+  static const std::vector<std::pair<std::string, std::string>> catalog = {
+      {"FIN-1", "every returned probability is finite and in [0, 1]"},
+      {"NORM-1", "returned probabilities sum to 1 within the tolerance"},
+      {"RANGE-1", "every token id is in [0, V)"},
+      {"SUPP-1", "no draw and no mass outside the support"},
+      {"SUPP-2", "no must-drop token drawn; no must-keep token at probability 0"},
+      {"LIM-1", "T = 0 draws the arg-max set, per the greedy tie-break"},
+      {"LIM-2", "+inf logits win, uniformly"},
+      {"INV-ERR-1", "invalid input returns the right error and no token"},
+      {"VALID-1", "valid input returns tokens, never an error"},
+      {"SHIFT-1", "adding a constant to the logits changes no probability"},
+      {"PERM-1", "permuting the tokens permutes the probabilities"},
+      {"BATCH-1", "a row's results do not depend on the rest of the batch"},
+      {"DET-1", "same seed and row id, same tokens"},
+      {"DET-2", "different seeds, different streams"},
+      {"PROB-1", "probabilities within the tolerance table of the reference"},
+      {"DIST-1", "draws follow the reference distribution (G-test)"},
+      {"DIST-2", "draws at truncation boundaries follow the reference, given the kept set"},
+      {"TAIL-1", "the tail's drawn count matches its reference mass (binomial)"},
+      {"DEV-1", "a declared greedy threshold is reported as a Warning with its size"},
+  };
+  return catalog;
+}
+
 const char* StatusName(Status s) {
   switch (s) {
     case Status::kPass: return "Pass";
@@ -743,7 +772,7 @@ std::vector<TestResult> RunItem(adapters::Sampler& sampler, const std::string& s
     return RunDeterministic(sampler, sampler_arg, plan, item, only_case);
   }
   if (item.kind == "deviation") return RunDeviation(sampler, item);
-  return RunDistribution(sampler, plan, item, time_budget_s);
+  return RunDistribution(sampler, sampler_arg, plan, item, time_budget_s);
 }
 
 }  // namespace sampcert::properties

@@ -66,6 +66,7 @@ struct TestResult {
   // the input that produced it, on a pass too.
   double worst_error = 0;
   std::string worst_input;
+  double worst_temperature = std::numeric_limits<double>::quiet_NaN();  // of worst_input
   // Statistical tests.
   double p_value = std::numeric_limits<double>::quiet_NaN();
   double level = std::numeric_limits<double>::quiet_NaN();
@@ -102,6 +103,9 @@ Plan MakePlan(const Profile& profile, const adapters::SamplerInfo& info, uint64_
 std::vector<TestResult> RunItem(adapters::Sampler& sampler, const std::string& sampler_arg,
                                 const Plan& plan, const PlanItem& item, double time_budget_s,
                                 int64_t only_case = -1);
+
+// The properties of SPEC.md section 10 the runner checks, with one line each.
+const std::vector<std::pair<std::string, std::string>>& PropertyCatalog();
 
 // The planned rows of the statistical tests, by name (also used by the calibration test).
 std::vector<std::pair<std::string, RowCase>> PlannedRows(DType dtype, uint32_t capabilities);

@@ -41,6 +41,7 @@ json ToJson(const properties::TestResult& r) {
             {"cases", r.cases},
             {"worst_error", Number(r.worst_error)},
             {"worst_input", r.worst_input},
+            {"worst_temperature", Number(r.worst_temperature)},
             {"seconds", Number(r.seconds)},
             {"coverage", r.coverage}};
   if (!std::isnan(r.level)) {
@@ -73,6 +74,7 @@ properties::TestResult ResultFromJson(const json& j) {
   r.cases = j.value("cases", uint64_t{0});
   r.worst_error = NumberFrom(j.value("worst_error", json("NaN")));
   r.worst_input = j.value("worst_input", "");
+  r.worst_temperature = NumberFrom(j.value("worst_temperature", json("NaN")));
   r.seconds = NumberFrom(j.value("seconds", json(0)));
   if (j.contains("coverage")) r.coverage = j["coverage"].get<std::map<std::string, uint64_t>>();
   if (j.contains("statistics")) {

@@ -1,0 +1,350 @@
+#include "reports/html.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "reports/report_json.h"
+
+namespace sampcert::reports {
+namespace {
+
+using nlohmann::json;
+using properties::Status;
+using properties::TestResult;
+
+std::string E(std::string_view s) { return HtmlEscape(s); }
+
+std::string Text(const json& j) {
+  if (j.is_string()) return j.get<std::string>();
+  if (j.is_null()) return "";
+  return j.dump();
+}
+
+std::string StatusClass(Status s) {
+  switch (s) {
+    case Status::kPass: return "pass";
+    case Status::kWarning: return "warn";
+    case Status::kNotSupported:
+    case Status::kWaived: return "muted";
+    case Status::kInconclusive: return "inconclusive";
+    case Status::kFail:
+    case Status::kCrash:
+    case Status::kTimeout: return "fail";
+  }
+  return "fail";
+}
+
+std::string Anchor(const std::string& property, const std::string& dtype) {
+  std::string a = "r-" + property + "-" + dtype;
+  for (char& c : a) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-') c = '_';
+  }
+  return a;
+}
+
+std::string Num(double v, const char* fmt_spec = "{:.3g}") {
+  if (std::isnan(v)) return "–";
+  return fmt::format(fmt::runtime(fmt_spec), v);
+}
+
+// Observed against expected counts per cell: paired bars, cells sorted as given.
+std::string CountsChart(const TestResult& r) {
+  if (r.observed.empty() || r.observed.size() != r.expected.size()) return "";
+  const std::size_t n = std::min<std::size_t>(r.observed.size(), 80);
+  double top = 1;
+  for (std::size_t i = 0; i < n; ++i) top = std::max({top, r.observed[i], r.expected[i]});
+  const double w = 640, h = 160, bw = w / static_cast<double>(n);
+  std::string bars;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double eo = h * r.observed[i] / top, ee = h * r.expected[i] / top;
+    const double x = static_cast<double>(i) * bw;
+    bars += fmt::format(
+        "<rect class=\"exp\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\"><title>"
+        "cell {}: expected {:.1f}</title></rect><rect class=\"obs\" x=\"{:.1f}\" y=\"{:.1f}\" "
+        "width=\"{:.1f}\" height=\"{:.1f}\"><title>cell {}: observed {:.0f}</title></rect>",
+        x, h - ee, bw * 0.45, ee, i, r.expected[i], x + bw * 0.5, h - eo, bw * 0.45, eo, i,
+        r.observed[i]);
+  }
+  return fmt::format(
+      "<figure><svg class=\"chart\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"observed "
+      "against expected counts\">{}</svg><figcaption>Observed (dark) against expected (light) "
+      "counts per cell{}.</figcaption></figure>",
+      w, h, bars,
+      r.observed.size() > n ? fmt::format(", first {} of {} cells", n, r.observed.size()) : "");
+}
+
+// Horizontal bars: the TV each distribution test detects with probability 0.9, and the
+// profile's requirement as a line.
+std::string PowerChart(const Report& report) {
+  std::vector<const TestResult*> tests;
+  for (const TestResult& r : report.results) {
+    if (!std::isnan(r.power_tv) && r.power_tv > 0) tests.push_back(&r);
+  }
+  if (tests.empty()) return "<p>No distribution tests ran.</p>";
+  const double required = NumberFrom(report.context.value("required_tv", json(0.01)));
+  double top = required * 1.5;
+  for (const TestResult* r : tests) top = std::max(top, r->power_tv);
+  const double w = 640, row = 14, label = 220;
+  const double h = row * static_cast<double>(tests.size()) + 20;
+  std::string bars;
+  for (std::size_t i = 0; i < tests.size(); ++i) {
+    const TestResult& r = *tests[i];
+    const double y = static_cast<double>(i) * row;
+    const double len = (w - label) * r.power_tv / top;
+    bars += fmt::format(
+        "<text x=\"0\" y=\"{:.1f}\" class=\"lbl\">{} {} {}</text><rect class=\"{}\" x=\"{}\" "
+        "y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\"><title>detects TV {:.3g} with {} draws"
+        "</title></rect>",
+        y + row - 3, E(r.property), E(r.dtype), E(r.family),
+        r.power_tv <= required ? "bar" : "bar bad", label, y + 2, len, row - 4, r.power_tv,
+        r.draws);
+  }
+  const double rx = label + (w - label) * required / top;
+  bars += fmt::format(
+      "<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"0\" y2=\"{1:.1f}\" class=\"req\"/><text "
+      "x=\"{0:.1f}\""
+      " y=\"{2:.1f}\" class=\"lbl\">required TV {3:.3g}</text>",
+      rx, h - 14, h - 2, required);
+  return fmt::format(
+      "<figure><svg class=\"chart\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"power per "
+      "test\">{}</svg><figcaption>Smallest total variation each test detects with probability "
+      "0.9 (shorter is stronger); bars past the line could not buy the required power."
+      "</figcaption></figure>",
+      w, h, bars);
+}
+
+// PROB-1's worst error (relative to allowed) against temperature, one point per row family.
+std::string TemperatureChart(const Report& report) {
+  std::vector<std::pair<double, double>> pts;
+  std::vector<std::string> labels;
+  for (const TestResult& r : report.results) {
+    if (r.property != "PROB-1" || std::isnan(r.worst_temperature) || r.worst_temperature <= 0) {
+      continue;
+    }
+    pts.emplace_back(std::log10(r.worst_temperature), r.worst_error);
+    labels.push_back(r.dtype + " " + r.family);
+  }
+  if (pts.empty())
+    return "<p>No probability checks ran (the sampler reports no probabilities).</p>";
+  double top = 1.0;
+  for (const auto& p : pts) top = std::max(top, p.second);
+  const double w = 640, h = 200, lo = -46, hi = 39;
+  std::string dots;
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    const double x = 30 + (w - 40) * (pts[i].first - lo) / (hi - lo);
+    const double y = h - 20 - (h - 30) * std::min(pts[i].second, top) / top;
+    dots += fmt::format(
+        "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" class=\"{}\"><title>{}: T = 1e{:.1f}, worst "
+        "error {:.3g} of allowed</title></circle>",
+        x, y, pts[i].second <= 1 ? "dot" : "dot bad", E(labels[i]), pts[i].first, pts[i].second);
+  }
+  const double y1 = h - 20 - (h - 30) / top;
+  return fmt::format(
+      "<figure><svg class=\"chart\" viewBox=\"0 0 {0} {1}\" role=\"img\" aria-label=\"error "
+      "against temperature\"><line x1=\"30\" x2=\"{0}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" "
+      "class=\"req\"/><text x=\"32\" y=\"{3:.1f}\" class=\"lbl\">allowed</text><text x=\"30\" "
+      "y=\"{1}\" class=\"lbl\">T = 1e-45</text><text x=\"{4}\" y=\"{1}\" class=\"lbl\">1e38"
+      "</text>{5}</svg><figcaption>PROB-1: worst probability error (relative to the tolerance "
+      "table's allowance) against the temperature of the row that produced it, log scale."
+      "</figcaption></figure>",
+      w, h, y1, y1 - 3, w - 40, dots);
+}
+
+// Edge-case coverage: generated cases per tag, over the valid (RANGE-1) and invalid
+// (INV-ERR-1) rows, which together see every generated case once.
+std::string CoverageChart(const Report& report) {
+  std::map<std::string, uint64_t> tags;
+  for (const TestResult& r : report.results) {
+    if (r.property != "RANGE-1" && r.property != "INV-ERR-1") continue;
+    for (const auto& [tag, n] : r.coverage) tags[tag] += n;
+  }
+  if (tags.empty()) return "<p>No generated rows in this report.</p>";
+  uint64_t top = 1;
+  for (const auto& [tag, n] : tags) top = std::max(top, n);
+  const double w = 640, row = 14, label = 200;
+  const double h = row * static_cast<double>(tags.size());
+  std::string bars;
+  std::size_t i = 0;
+  for (const auto& [tag, n] : tags) {
+    const double y = static_cast<double>(i++) * row;
+    bars += fmt::format(
+        "<text x=\"0\" y=\"{:.1f}\" class=\"lbl\">{}</text><rect class=\"bar\" x=\"{}\" "
+        "y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\"><title>{} cases</title></rect>",
+        y + row - 3, E(tag), label, y + 2,
+        (w - label - 40) * static_cast<double>(n) / static_cast<double>(top), row - 4, n);
+  }
+  return fmt::format(
+      "<figure><svg class=\"chart\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"edge-case "
+      "coverage\">{}</svg><figcaption>Generated rows per edge case (all dtypes).</figcaption>"
+      "</figure>",
+      w, h, bars);
+}
+
+constexpr const char* kStyle = R"(
+body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}
+h1{font-size:1.5em}h2{font-size:1.15em;margin-top:2em;border-bottom:1px solid #ddd}
+.verdict{font-size:1.3em;font-weight:bold;padding:.4em .8em;display:inline-block;border-radius:4px}
+.verdict.ok{background:#d9f2dc;color:#135c1c}.verdict.bad{background:#fbdcdc;color:#8a1414}
+table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ddd;padding:2px 8px;text-align:left}
+td.pass{background:#e6f6e8}td.fail{background:#fbdcdc}td.warn{background:#fff4d6}
+td.inconclusive{background:#ece3fb}td.muted{background:#f3f3f3;color:#777}
+code,pre{background:#f6f6f6;padding:1px 4px;white-space:pre-wrap;word-break:break-all}
+details{margin:.4em 0;border:1px solid #eee;padding:.3em .6em}summary{cursor:pointer}
+svg.chart{width:100%;height:auto;background:#fcfcfc;border:1px solid #eee}
+.obs{fill:#3366aa}.exp{fill:#b8c8e6}.bar{fill:#4a8f5a}.bar.bad{fill:#c44}.dot{fill:#3366aa}
+.dot.bad{fill:#c44}.req{stroke:#c44;stroke-dasharray:4 3}.lbl{font-size:10px;fill:#444}
+#only-failures:checked ~ table tr.ok{display:none}
+)";
+
+}  // namespace
+
+std::string HtmlEscape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string RenderHtml(const Report& report) {
+  const json& c = report.context;
+  const json& s = report.sampler;
+  const bool ok = Conformant(report);
+  std::string html;
+  html += fmt::format(
+      "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>sampcert report: "
+      "{}</title><style>{}</style></head><body>\n",
+      E(Text(s.value("name", json("?")))), kStyle);
+  html += fmt::format(
+      "<h1>sampcert conformance report</h1>\n<p>Sampler <strong id=\"sampler-name\">{}</strong> "
+      "version {} (<code>{}</code>)</p>\n<p id=\"verdict\" class=\"verdict {}\">{}</p>\n",
+      E(Text(s.value("name", json("?")))), E(Text(s.value("version", json("?")))),
+      E(Text(s.value("argument", json("")))), ok ? "ok" : "bad",
+      ok ? "CONFORMANT" : "NOT CONFORMANT");
+  std::map<std::string, int> counts;
+  for (const TestResult& r : report.results) ++counts[properties::StatusName(r.status)];
+  std::string count_text;
+  for (const auto& [k, n] : counts) count_text += fmt::format("{} {}, ", n, k);
+  html += fmt::format("<p>{} results: {}</p>\n", report.results.size(), E(count_text));
+  for (const std::string& d : report.expectation_differences) {
+    html += fmt::format("<p class=\"verdict bad\">{}</p>\n", E(d));
+  }
+
+  html += "<h2>Run</h2><table>";
+  for (const char* k : {"profile", "seed", "shard", "jobs", "isolation", "time_budget_s", "seconds",
+                        "false_alarm_budget", "required_tv", "tool_version", "git_revision",
+                        "compiler", "cpu", "expectations"}) {
+    if (c.contains(k)) html += fmt::format("<tr><th>{}</th><td>{}</td></tr>", k, E(Text(c[k])));
+  }
+  html += "</table>\n<h2>Declared capabilities and policies</h2><table>";
+  std::string caps;
+  for (const json& cap : s.value("capabilities", json::array())) caps += Text(cap) + " ";
+  html += fmt::format("<tr><th>capabilities</th><td>{}</td></tr>", E(caps));
+  const json policies = s.value("policies", json::object());  // outlives the loop's proxy
+  for (const auto& [k, v] : policies.items()) {
+    html += fmt::format("<tr><th>{}</th><td>{}</td></tr>", E(k), E(Text(v)));
+  }
+  html += fmt::format("<tr><th>thread_safe</th><td>{}</td></tr></table>\n",
+                      E(Text(s.value("thread_safe", json(false)))));
+
+  // The matrix.
+  const auto agg = Aggregate(report.results);
+  std::set<std::string> props, dtypes;
+  for (const auto& [key, st] : agg) {
+    props.insert(key.first);
+    dtypes.insert(key.second);
+  }
+  html += "<h2>Properties by dtype</h2><table id=\"matrix\"><tr><th>property</th>";
+  for (const std::string& d : dtypes) html += fmt::format("<th>{}</th>", E(d));
+  html += "</tr>";
+  for (const std::string& p : props) {
+    html += fmt::format("<tr><th>{}</th>", E(p));
+    for (const std::string& d : dtypes) {
+      auto it = agg.find({p, d});
+      if (it == agg.end()) {
+        html += "<td class=\"muted\">–</td>";
+      } else {
+        html += fmt::format("<td class=\"{}\"><a href=\"#{}\">{}</a></td>", StatusClass(it->second),
+                            Anchor(p, d), properties::StatusName(it->second));
+      }
+    }
+    html += "</tr>";
+  }
+  html += "</table>\n";
+
+  // Failures, drill-down.
+  html += "<h2>Failures</h2>\n";
+  int failures = 0;
+  for (const TestResult& r : report.results) {
+    if (properties::IsConformant(r.status)) continue;
+    ++failures;
+    html += fmt::format(
+        "<details class=\"failure\"><summary><strong>{}</strong> {} [{}] {}: {}</summary>\n",
+        properties::StatusName(r.status), E(r.property), E(r.dtype), E(r.family),
+        E(r.failure ? r.failure->message : r.note));
+    if (r.failure) {
+      html += fmt::format("<p>Input as generated: <code>{}</code></p>", E(r.failure->input));
+      if (!r.failure->minimal_input.empty()) {
+        html += fmt::format("<p>Minimal input: <code>{}</code></p>", E(r.failure->minimal_input));
+      }
+      if (!r.failure->reproduction.empty()) {
+        html += fmt::format("<p>Reproduce: <code>{}</code></p>", E(r.failure->reproduction));
+      }
+    }
+    if (!std::isnan(r.p_value)) {
+      html +=
+          fmt::format("<p>p = {}, level {}, {} draws.</p>", Num(r.p_value), Num(r.level), r.draws);
+    }
+    html += CountsChart(r);
+    html += "</details>\n";
+  }
+  if (failures == 0) html += "<p>None.</p>\n";
+
+  html += "<h2>Power of the distribution tests</h2>\n" + PowerChart(report);
+  html += "<h2>Error against temperature</h2>\n" + TemperatureChart(report);
+  html += "<h2>Edge-case coverage</h2>\n" + CoverageChart(report);
+
+  html +=
+      "<h2>All results</h2>\n<input type=\"checkbox\" id=\"only-failures\"> <label "
+      "for=\"only-failures\">only what is not a pass</label>\n<table id=\"results\"><tr>"
+      "<th>property</th><th>dtype</th><th>family</th><th>status</th><th>cases</th><th>worst "
+      "error</th><th>p</th><th>level</th><th>power TV</th><th>draws</th><th>s</th><th>note"
+      "</th></tr>\n";
+  std::string last_anchor;
+  for (const TestResult& r : report.results) {
+    const std::string anchor = Anchor(r.property, r.dtype);
+    const bool first = anchor != last_anchor;
+    last_anchor = anchor;
+    html += fmt::format(
+        "<tr class=\"{}\"{}><td>{}</td><td>{}</td><td>{}</td><td class=\"{}\">{}</td><td>{}</td>"
+        "<td title=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}"
+        "</td></tr>\n",
+        r.status == Status::kPass ? "ok" : "", first ? " id=\"" + anchor + "\"" : "", E(r.property),
+        E(r.dtype), E(r.family), StatusClass(r.status), properties::StatusName(r.status), r.cases,
+        E(r.worst_input), Num(r.worst_error), Num(r.p_value), Num(r.level), Num(r.power_tv),
+        r.draws, Num(r.seconds, "{:.2f}"), E(r.note));
+  }
+  html += "</table>\n";
+  // The one script: marks the page as rendered (the browser test looks for it) and lets the
+  // failure filter also open every failure.
+  html +=
+      "<script>\"use strict\";document.getElementById(\"only-failures\").addEventListener("
+      "\"change\",function(e){for(const d of document.querySelectorAll(\"details.failure\"))"
+      "d.open=e.target.checked;});document.body.setAttribute(\"data-rendered\",\"yes\");"
+      "</script>\n</body></html>\n";
+  return html;
+}
+
+}  // namespace sampcert::reports

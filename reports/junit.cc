@@ -1,0 +1,104 @@
+#include "reports/junit.h"
+
+#include <fmt/format.h>
+
+#include <map>
+
+namespace sampcert::reports {
+
+using properties::Status;
+using properties::TestResult;
+
+std::string XmlEscape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    switch (ch) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        // XML 1.0 forbids most control characters, even escaped.
+        if (c < 0x20 && ch != '\n' && ch != '\t' && ch != '\r') {
+          out += fmt::format("\\x{:02x}", c);
+        } else {
+          out += ch;
+        }
+    }
+  }
+  return out;
+}
+
+std::string RenderJUnit(const Report& report) {
+  const std::string sampler = report.sampler.value("name", "sampler");
+  std::map<std::string, std::vector<const TestResult*>> by_dtype;
+  for (const TestResult& r : report.results) by_dtype[r.dtype].push_back(&r);
+  int tests = 0, failures = 0, errors = 0, skipped = 0;
+  double seconds = 0;
+  std::string suites;
+  for (const auto& [dtype, results] : by_dtype) {
+    int t = 0, f = 0, e = 0, s = 0;
+    double secs = 0;
+    std::string cases;
+    for (const TestResult* r : results) {
+      ++t;
+      secs += r->seconds;
+      const std::string message = r->failure ? r->failure->message : r->note.empty() ? "" : r->note;
+      std::string body;
+      switch (r->status) {
+        case Status::kPass:
+        case Status::kWarning:
+          if (r->status == Status::kWarning) {
+            body = fmt::format("      <system-out>Warning: {}</system-out>\n", XmlEscape(message));
+          }
+          break;
+        case Status::kNotSupported:
+        case Status::kWaived:
+          ++s;
+          body = fmt::format("      <skipped message=\"{}: {}\"/>\n",
+                             properties::StatusName(r->status), XmlEscape(message));
+          break;
+        case Status::kFail:
+          ++f;
+          body = fmt::format(
+              "      <failure type=\"Fail\" message=\"{}\">input: {}\nminimal: {}\nreproduce: "
+              "{}</failure>\n",
+              XmlEscape(message), XmlEscape(r->failure ? r->failure->input : ""),
+              XmlEscape(r->failure ? r->failure->minimal_input : ""),
+              XmlEscape(r->failure ? r->failure->reproduction : ""));
+          break;
+        case Status::kInconclusive:
+        case Status::kCrash:
+        case Status::kTimeout:
+          ++e;
+          body = fmt::format("      <error type=\"{}\" message=\"{}\"/>\n",
+                             properties::StatusName(r->status), XmlEscape(message));
+          break;
+      }
+      cases += fmt::format(
+          "    <testcase classname=\"sampcert.{}.{}.{}\" name=\"{}\" time=\"{:.6f}\"{}>\n{}"
+          "    </testcase>\n",
+          XmlEscape(sampler), XmlEscape(dtype), XmlEscape(r->property), XmlEscape(r->family),
+          r->seconds, "", body);
+    }
+    suites += fmt::format(
+        "  <testsuite name=\"sampcert.{}.{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" "
+        "skipped=\"{}\" time=\"{:.6f}\">\n{}  </testsuite>\n",
+        XmlEscape(sampler), XmlEscape(dtype), t, f, e, s, secs, cases);
+    tests += t;
+    failures += f;
+    errors += e;
+    skipped += s;
+    seconds += secs;
+  }
+  return fmt::format(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"sampcert {}\" "
+      "tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.6f}\">\n{}"
+      "</testsuites>\n",
+      XmlEscape(sampler), tests, failures, errors, skipped, seconds, suites);
+}
+
+}  // namespace sampcert::reports

@@ -1,0 +1,63 @@
+// A conformance report: the run's context, the sampler's declaration, the results, and what
+// follows from them (summary, verdict, differences from the expectations). Built by
+// `sampcert run`, merged from shards, diffed between runs, rendered as JSON, HTML and JUnit.
+#ifndef SAMPCERT_REPORTS_REPORT_H_
+#define SAMPCERT_REPORTS_REPORT_H_
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "properties/conformance.h"
+
+namespace sampcert::reports {
+
+using Key = std::pair<std::string, std::string>;  // (property, dtype)
+
+int Severity(properties::Status s);  // Waived < NotSupported < Pass < ... < Crash
+
+// The worst status of each (property, dtype) over row families.
+std::map<Key, properties::Status> Aggregate(const std::vector<properties::TestResult>& results);
+
+// Expectations, also the waiver file: {"entries": [{"property", "dtype", "status", "reason"}]}.
+struct Expectation {
+  properties::Status status;
+  std::string reason;
+};
+using Expectations = std::map<Key, Expectation>;
+bool LoadExpectations(const std::string& path, Expectations* out, std::string* error);
+
+// Marks expected failures Waived (with the reason) and returns the differences: "FIX ...",
+// "REGRESSION ...", "DIFFERENCE ...". (property, dtype) pairs absent from the results (another
+// shard's) are not compared.
+std::vector<std::string> ApplyExpectations(const Expectations& expectations,
+                                           std::vector<properties::TestResult>* results);
+
+struct Report {
+  nlohmann::json context;  // tool, version, revision, compiler, CPU, profile, seed, shard, ...
+  nlohmann::json sampler;  // name, version, argument, capabilities, policies
+  std::vector<properties::TestResult> results;
+  std::vector<std::string> expectation_differences;
+};
+
+bool Conformant(const Report& report);
+nlohmann::json ReportToJson(const Report& report);  // adds summary and verdict
+// Reads a report written by ReportToJson; an empty error means success.
+Report ReportFromJson(const nlohmann::json& j, std::string* error);
+bool ReadReport(const std::string& path, Report* out, std::string* error);
+
+// Joins shard reports of one run (same sampler, profile and seed) into the report the unsharded
+// run would have written: the union of results and of expectation differences.
+bool Merge(const std::vector<Report>& shards, Report* out, std::string* error);
+
+// FIX / REGRESSION / DIFFERENCE per (property, dtype) between two reports.
+std::vector<std::string> Diff(const Report& before, const Report& after);
+
+// The readable summary `sampcert run` prints.
+std::string TextSummary(const Report& report, const std::string& path);
+
+}  // namespace sampcert::reports
+
+#endif  // SAMPCERT_REPORTS_REPORT_H_

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Renders HTML reports in headless Chromium and fails on a script error or an empty page; checks
+# that a sampler named <script>alert(1)</script> is shown as text. Skipped (exit 77, with the
+# reason) where chromium is not installed.
+# Usage: browser_render_test.sh SAMPCERT GOLDEN_HTML WORK_DIR
+set -uo pipefail
+sampcert="$1" golden="$2" work="$3"
+if ! command -v chromium >/dev/null 2>&1; then
+  echo "SKIP: chromium is not installed (apt-get install chromium): HTML reports not rendered"
+  exit 77
+fi
+rm -rf "$work" && mkdir -p "$work"
+"$sampcert" run --sampler naive --profile quick --out "$work/naive" >/dev/null
+[ -s "$work/naive/report.html" ] || { echo "FAIL: no report.html written"; exit 1; }
+status=0
+render() {  # file -> DOM on stdout, console on $work/console.log
+  timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+    --disable-background-networking --disable-component-update --disable-sync \
+    --user-data-dir="$work/profile" --enable-logging=stderr --v=0 \
+    --virtual-time-budget=5000 --dump-dom "file://$1" 2>"$work/console.log"
+}
+for f in "$golden" "$work/naive/report.html"; do
+  dom="$(render "$f")"
+  if [ -z "$dom" ]; then echo "FAIL $f: empty DOM"; status=1; continue; fi
+  if grep -qiE "Uncaught|SyntaxError|ReferenceError|TypeError" "$work/console.log"; then
+    echo "FAIL $f: script error:"; grep -E "Uncaught|CONSOLE" "$work/console.log" | head -5
+    status=1
+  fi
+  for want in 'data-rendered="yes"' 'sampcert conformance report' 'id="matrix"' 'id="verdict"'; do
+    grep -qF "$want" <<<"$dom" || { echo "FAIL $f: '$want' not in the rendered page"; status=1; }
+  done
+  if grep -qF '<script>alert(1)' <<<"$dom"; then
+    echo "FAIL $f: a sampler-controlled string became markup"; status=1
+  fi
+done
+dom="$(render "$golden")"
+grep -qF '&lt;script&gt;alert(1)&lt;/script&gt;' <<<"$dom" ||
+  { echo "FAIL: the sampler named <script>alert(1)</script> is not shown as text"; status=1; }
+[ $status = 0 ] && echo "rendered in $(chromium --version 2>/dev/null): no script errors, names shown as text"
+exit $status

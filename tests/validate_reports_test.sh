@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Validates every kind of report the runner writes against reports/report.schema.json with a
+# maintained validator (python3-jsonschema): conformant, failing, waived, crashed and timed-out
+# results, a merged report, and the golden file. Exit 77 (skipped) without python3-jsonschema.
+# Usage: validate_reports_test.sh SAMPCERT SOURCE_DIR WORK_DIR MISBEHAVING_PLUGIN
+set -uo pipefail
+sampcert="$1" src="$2" work="$3" misbehaving="$4"
+/usr/bin/python3 -c 'import jsonschema' 2>/dev/null || {
+  echo "SKIP: python3-jsonschema is not installed (apt-get install python3-jsonschema)"; exit 77; }
+rm -rf "$work" && mkdir -p "$work"
+"$sampcert" run --sampler stable_cpu --profile quick --out "$work/stable" >/dev/null
+"$sampcert" run --sampler naive --profile quick --out "$work/naive" >/dev/null
+"$sampcert" run --sampler floor_fix --profile standard --jobs 2 \
+  --expect "$src/impls/floor_fix/expectations.json" --out "$work/waived" >/dev/null
+"$sampcert" run --sampler "$misbehaving" --profile quick --jobs 2 --item-timeout 3 \
+  --time-budget 2 --out "$work/misbehaving" >/dev/null
+for i in 0 1; do
+  "$sampcert" run --sampler naive --profile quick --shard $i/2 --out "$work/shard$i" >/dev/null
+done
+"$sampcert" report merge "$work/shard0/report.json" "$work/shard1/report.json" \
+  --out "$work/merged" >/dev/null
+grep -q '"Crash"' "$work/misbehaving/report.json" || { echo "FAIL: no Crash status written"; exit 1; }
+grep -q '"Timeout"' "$work/misbehaving/report.json" || { echo "FAIL: no Timeout status written"; exit 1; }
+grep -q '"Waived"' "$work/waived/report.json" || { echo "FAIL: no Waived status written"; exit 1; }
+exec /usr/bin/python3 "$src/reports/validate_reports.py" "$src/reports/report.schema.json" \
+  "$src/reports/testdata/report.json" "$work"/*/report.json
