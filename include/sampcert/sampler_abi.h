@@ -106,9 +106,9 @@ extern "C" {
  * the sampler writes code, row and a NUL-terminated message (truncated to fit). */
 typedef struct sampcert_error {
   size_t struct_size;
-  int32_t code;  /* SAMPCERT_STATUS_*; equal to the call's return value */
+  int32_t code; /* SAMPCERT_STATUS_*; equal to the call's return value */
   int32_t reserved0;
-  int64_t row;   /* the offending row's index in the batch, or -1 if not row-specific */
+  int64_t row; /* the offending row's index in the batch, or -1 if not row-specific */
   char message[SAMPCERT_ERROR_MESSAGE_CAPACITY]; /* e.g. "row 3: top_p is 1.5 (...)" */
 } sampcert_error;
 
@@ -118,7 +118,7 @@ typedef struct sampcert_sampler_info {
   /* NUL-terminated, owned by the plug-in, valid while the library stays loaded. */
   const char* name;
   const char* version;
-  uint32_t capabilities; /* SAMPCERT_CAP_* bits */
+  uint32_t capabilities;       /* SAMPCERT_CAP_* bits */
   int32_t greedy_tie_break;    /* SAMPCERT_GREEDY_* (POL-1) */
   int32_t tie_rule;            /* SAMPCERT_TIES_* (POL-2) */
   int32_t pipeline_order;      /* SAMPCERT_ORDER_* (POL-3) */
@@ -197,7 +197,7 @@ typedef struct sampcert_sampler_api {
  * the plug-in, valid while the library stays loaded. Returns SAMPCERT_STATUS_VERSION_MISMATCH
  * (and leaves *out NULL) when host_major differs from the plug-in's MAJOR. */
 typedef int32_t (*sampcert_get_sampler_api_fn)(uint32_t host_major, uint32_t host_minor,
-                                                const sampcert_sampler_api** out);
+                                               const sampcert_sampler_api** out);
 #define SAMPCERT_ENTRY_POINT "sampcert_get_sampler_api"
 
 /* Struct sizes of this MINOR, for struct_size. */
