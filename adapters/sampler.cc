@@ -18,6 +18,25 @@ sampcert_error FreshError() {
 
 }  // namespace
 
+std::vector<std::string> CapabilityNames(uint32_t caps) {
+  static const std::pair<uint32_t, const char*> kNames[] = {
+      {SAMPCERT_CAP_F32, "f32"},
+      {SAMPCERT_CAP_F16, "f16"},
+      {SAMPCERT_CAP_BF16, "bf16"},
+      {SAMPCERT_CAP_MASK, "mask"},
+      {SAMPCERT_CAP_TOP_K, "top-k"},
+      {SAMPCERT_CAP_TOP_P, "top-p"},
+      {SAMPCERT_CAP_MIN_P, "min-p"},
+      {SAMPCERT_CAP_TEMPERATURE_ZERO, "temperature-0"},
+      {SAMPCERT_CAP_PROBABILITIES, "probabilities"},
+      {SAMPCERT_CAP_BATCH, "batch"}};
+  std::vector<std::string> out;
+  for (const auto& [bit, name] : kNames) {
+    if (caps & bit) out.emplace_back(name);
+  }
+  return out;
+}
+
 Expected<std::unique_ptr<Sampler>> Sampler::Open(const sampcert_sampler_api* api,
                                                  std::shared_ptr<void> keep_alive,
                                                  const char* config) {

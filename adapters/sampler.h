@@ -25,6 +25,9 @@ struct SamplerInfo {
   bool Has(uint32_t capability) const { return (capabilities & capability) != 0; }
 };
 
+// The capability bits' names, in SPEC.md's vocabulary: "f32", "mask", "top-k", ...
+std::vector<std::string> CapabilityNames(uint32_t capabilities);
+
 // Rows sharing dtype and vocabulary size. The RowViews' buffers are the caller's.
 struct Batch {
   DType dtype = DType::kF32;

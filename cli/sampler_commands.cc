@@ -11,20 +11,9 @@ namespace sampcert::cli {
 namespace {
 
 std::string Capabilities(uint32_t caps) {
-  static const std::pair<uint32_t, const char*> kNames[] = {
-      {SAMPCERT_CAP_F32, "f32"},
-      {SAMPCERT_CAP_F16, "f16"},
-      {SAMPCERT_CAP_BF16, "bf16"},
-      {SAMPCERT_CAP_MASK, "mask"},
-      {SAMPCERT_CAP_TOP_K, "top-k"},
-      {SAMPCERT_CAP_TOP_P, "top-p"},
-      {SAMPCERT_CAP_MIN_P, "min-p"},
-      {SAMPCERT_CAP_TEMPERATURE_ZERO, "temperature-0"},
-      {SAMPCERT_CAP_PROBABILITIES, "probabilities"},
-      {SAMPCERT_CAP_BATCH, "batch"}};
   std::string s;
-  for (const auto& [bit, name] : kNames) {
-    if (caps & bit) s += s.empty() ? name : std::string(", ") + name;
+  for (const std::string& name : adapters::CapabilityNames(caps)) {
+    s += s.empty() ? name : ", " + name;
   }
   return s.empty() ? "(none)" : s;
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "sampcert/tolerance.h"
+#include "tests/support/test_rows.h"
 
 namespace sampcert {
 namespace {
@@ -20,59 +21,7 @@ namespace {
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
 
-// Owns the bit patterns of one row and hands out a RowView (rebuilt on each call, so copies of
-// a Row stay valid).
-struct Row {
-  std::vector<uint32_t> bits32;
-  std::vector<uint16_t> bits16;
-  std::vector<uint8_t> mask;
-  RowView base;
-  bool null_logits = false;
-
-  Row(std::vector<float> logits, DType dtype = DType::kF32) {
-    base.dtype = dtype;
-    for (float v : logits) {
-      if (dtype == DType::kF32) {
-        uint32_t b;
-        std::memcpy(&b, &v, 4);
-        bits32.push_back(b);
-      } else if (dtype == DType::kF16) {
-        bits16.push_back(Eigen::numext::bit_cast<uint16_t>(Eigen::half(v)));
-      } else {
-        bits16.push_back(Eigen::numext::bit_cast<uint16_t>(Eigen::bfloat16(v)));
-      }
-    }
-    base.vocab = logits.size();
-  }
-  RowView view() const {
-    RowView v = base;
-    v.logits = base.dtype == DType::kF32 ? static_cast<const void*>(bits32.data())
-                                         : static_cast<const void*>(bits16.data());
-    if (null_logits) v.logits = nullptr;
-    v.mask = mask.empty() ? nullptr : mask.data();
-    return v;
-  }
-  Row& Mask(std::vector<uint8_t> m) {
-    mask = std::move(m);
-    return *this;
-  }
-  Row& T(float t) {
-    base.temperature = t;
-    return *this;
-  }
-  Row& TopK(int64_t k) {
-    base.top_k = k;
-    return *this;
-  }
-  Row& TopP(float p) {
-    base.top_p = p;
-    return *this;
-  }
-  Row& MinP(float p) {
-    base.min_p = p;
-    return *this;
-  }
-};
+using Row = testing_support::TestRow;
 
 ReferenceDistribution Ok(const Row& row, const Policies& pol = {}) {
   Expected<ReferenceDistribution> r = ComputeReference(row.view(), pol, 3);
@@ -107,10 +56,8 @@ std::vector<InvalidCase> InvalidCases() {
                                 TruncationStep::kMinP};
   Policies bad_threshold;
   bad_threshold.greedy_threshold = kNan;
-  Row null_logits({1.0f});
-  null_logits.null_logits = true;
-  Row bad_dtype({1.0f});
-  bad_dtype.base.dtype = static_cast<DType>(7);
+  Row null_logits = Row({1.0f}).NullLogits();
+  Row bad_dtype = Row({1.0f}).RawDType(7);
   return {
       {"NanTemperature", Row({1, 2}).T(kNan), {}, ErrorCode::kInvalidTemperature, "NaN"},
       {"NegativeTemperature", Row({1, 2}).T(-0.5f), {}, ErrorCode::kInvalidTemperature, "-0.5"},

@@ -96,21 +96,7 @@ properties::TestResult ResultFromJson(const json& j) {
 }
 
 json SamplerToJson(const adapters::SamplerInfo& info, const std::string& argument) {
-  static const std::pair<uint32_t, const char*> kCaps[] = {
-      {SAMPCERT_CAP_F32, "f32"},
-      {SAMPCERT_CAP_F16, "f16"},
-      {SAMPCERT_CAP_BF16, "bf16"},
-      {SAMPCERT_CAP_MASK, "mask"},
-      {SAMPCERT_CAP_TOP_K, "top-k"},
-      {SAMPCERT_CAP_TOP_P, "top-p"},
-      {SAMPCERT_CAP_MIN_P, "min-p"},
-      {SAMPCERT_CAP_TEMPERATURE_ZERO, "temperature-0"},
-      {SAMPCERT_CAP_PROBABILITIES, "probabilities"},
-      {SAMPCERT_CAP_BATCH, "batch"}};
-  json caps = json::array();
-  for (const auto& [bit, name] : kCaps) {
-    if (info.Has(bit)) caps.push_back(name);
-  }
+  const json caps = adapters::CapabilityNames(info.capabilities);
   const Policies& p = info.policies;
   auto step = [](TruncationStep s) {
     return s == TruncationStep::kTopK ? "top-k" : s == TruncationStep::kTopP ? "top-p" : "min-p";

@@ -33,8 +33,18 @@ class TestRow {
     RowView v = base_;
     v.logits = base_.dtype == DType::kF32 ? static_cast<const void*>(bits32_.data())
                                           : static_cast<const void*>(bits16_.data());
+    if (null_logits_) v.logits = nullptr;
     v.mask = mask_.empty() ? nullptr : mask_.data();
     return v;
+  }
+  // Malformed rows, for the validation tests.
+  TestRow& NullLogits() {
+    null_logits_ = true;
+    return *this;
+  }
+  TestRow& RawDType(int code) {
+    base_.dtype = static_cast<DType>(code);
+    return *this;
   }
   TestRow& Mask(std::vector<uint8_t> m) {
     mask_ = std::move(m);
@@ -68,6 +78,7 @@ class TestRow {
   std::vector<uint32_t> bits32_;
   std::vector<uint16_t> bits16_;
   std::vector<uint8_t> mask_;
+  bool null_logits_ = false;
 };
 
 }  // namespace sampcert::testing_support
