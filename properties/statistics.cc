@@ -101,6 +101,12 @@ GofResult GTest(std::span<const int64_t> tokens, const Cells& cells) {
   const double williams = 1 + (k * k - 1) / (6 * static_cast<double>(n) * (k - 1));
   r.df = k - 1;
   r.statistic = std::max(0.0, g / williams);
+  if (r.cells == 2) {
+    // Two cells: the exact binomial tail, not the chi-square approximation (SPEC STAT-3).
+    r.p_value =
+        BinomialTwoSided(static_cast<uint64_t>(r.observed[0]), n, cells.probability[0] / total_p);
+    return r;
+  }
   const boost::math::chi_squared chi(r.df);
   r.p_value = boost::math::cdf(boost::math::complement(chi, r.statistic));
   return r;

@@ -36,8 +36,8 @@ struct GofResult {
   std::vector<double> expected;  // per cell
 };
 
-// The G-test of `tokens` against `cells`. Tokens outside every cell are not counted (the caller
-// fails them exactly first).
+// The G-test of `tokens` against `cells` (with two cells, the exact binomial tail instead).
+// Tokens outside every cell are not counted (the caller fails them exactly first).
 GofResult GTest(std::span<const int64_t> tokens, const Cells& cells);
 
 // Smallest total variation (on the test's cells) detected with probability 0.9 by a level-alpha

@@ -94,6 +94,15 @@ TEST(Power, DetectsATemperatureOffByOnePercent) {
               0.2 * tv);
 }
 
+TEST(GTest, TwoCellsUseTheExactBinomialTail) {
+  const std::vector<long double> p = {0.25L, 0.75L};
+  const Cells cells = MakeCells(p, 1000);
+  ASSERT_EQ(cells.probability.size(), 2u);
+  std::vector<int64_t> tokens(1000, 1);
+  for (int i = 0; i < 290; ++i) tokens[static_cast<std::size_t>(i)] = 0;
+  EXPECT_DOUBLE_EQ(GTest(tokens, cells).p_value, BinomialTwoSided(290, 1000, 0.25));
+}
+
 TEST(Binomial, TwoSidedTails) {
   EXPECT_NEAR(BinomialTwoSided(50, 100, 0.5), 1.0, 1e-12);
   EXPECT_LT(BinomialTwoSided(0, 100000, 0.001), 1e-40);  // the tail never drawn: caught
