@@ -1,10 +1,8 @@
 #include "impls/stable_cpu/stable_cpu_sampler.h"
 
 #include <Eigen/Core>
-#if defined(__F16C__)
-#include <immintrin.h>
-#endif
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -21,25 +19,6 @@ namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kLog2E = 1.44269504088896341f;
-
-// f16 / bf16 -> f32, exact.
-void WidenF16(const void* bits, std::size_t v, float* out) {
-  const auto* h = static_cast<const uint16_t*>(bits);
-  std::size_t i = 0;
-#if defined(__F16C__)
-  for (; i + 8 <= v; i += 8) {
-    const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i));
-    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(packed));
-  }
-#endif
-  for (; i < v; ++i) out[i] = static_cast<float>(Eigen::numext::bit_cast<Eigen::half>(h[i]));
-}
-
-void WidenBF16(const void* bits, std::size_t v, float* out) {
-  const auto* h = static_cast<const uint16_t*>(bits);
-  auto* o = reinterpret_cast<uint32_t*>(out);  // bf16 is the upper half of an f32
-  for (std::size_t i = 0; i < v; ++i) o[i] = static_cast<uint32_t>(h[i]) << 16;
-}
 
 }  // namespace
 
@@ -72,8 +51,8 @@ Error StableCpuSampler::Prepare(const sampcert_batch& batch, std::size_t r) {
   if (row.dtype != DType::kF32 || row.mask != nullptr) {
     x_.resize(v);
     switch (row.dtype) {
-      case DType::kF16: WidenF16(row.logits, v, x_.data()); break;
-      case DType::kBF16: WidenBF16(row.logits, v, x_.data()); break;
+      case DType::kF16: kernels::WidenF16(row.logits, v, x_.data()); break;
+      case DType::kBF16: kernels::WidenBF16(row.logits, v, x_.data()); break;
       case DType::kF32: std::memcpy(x_.data(), row.logits, 4 * v); break;
     }
     if (row.mask != nullptr) {

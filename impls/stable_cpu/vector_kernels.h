@@ -9,11 +9,16 @@
 #ifndef SAMPCERT_IMPLS_STABLE_CPU_VECTOR_KERNELS_H_
 #define SAMPCERT_IMPLS_STABLE_CPU_VECTOR_KERNELS_H_
 
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
 
 namespace sampcert::impls::kernels {
 
@@ -136,6 +141,35 @@ inline void BlockSums(const float* w, std::size_t n, std::size_t block, double* 
     float s = HorizontalSum(acc);
     for (; i < end; ++i) s += w[i];
     block_sums[b] = s;
+  }
+}
+
+// f16 / bf16 -> f32, exact.
+inline void WidenF16(const void* half_bits, std::size_t v, float* out) {
+  const auto* h = static_cast<const uint16_t*>(half_bits);
+  std::size_t i = 0;
+#if defined(__F16C__)
+  for (; i + 8 <= v; i += 8) {
+    const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i));
+    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(packed));
+  }
+#endif
+  // Without F16C: exact bit manipulation the compiler vectorizes. The magnitude bits shifted
+  // into an f32 and scaled by 2^112 give every finite half exactly (subnormals included, the
+  // scaling by a power of two being exact); inf and NaN keep an all-ones exponent.
+  for (; i < v; ++i) {
+    const uint32_t magnitude = static_cast<uint32_t>(h[i] & 0x7fff) << 13;
+    const uint32_t finite = std::bit_cast<uint32_t>(std::bit_cast<float>(magnitude) * 0x1p112f);
+    const uint32_t special = 0u - static_cast<uint32_t>(magnitude >= (0x7c00u << 13));  // mask
+    const uint32_t bits = (finite & ~special) | ((magnitude | 0x7f800000u) & special);
+    out[i] = std::bit_cast<float>(bits | (static_cast<uint32_t>(h[i] & 0x8000) << 16));
+  }
+}
+
+inline void WidenBF16(const void* half_bits, std::size_t v, float* out) {
+  const auto* h = static_cast<const uint16_t*>(half_bits);
+  for (std::size_t i = 0; i < v; ++i) {
+    out[i] = std::bit_cast<float>(static_cast<uint32_t>(h[i]) << 16);  // the upper half of an f32
   }
 }
 

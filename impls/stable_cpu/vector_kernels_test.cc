@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <Eigen/Core>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -55,6 +57,31 @@ TEST(Kernels, VectorAndScalarPathsAgree) {
   double block_total = 0;
   for (double s : sums) block_total += s;
   EXPECT_NEAR(block_total, total, 1e-5 * total);
+}
+
+// Exhaustive: every f16 and bf16 bit pattern widens to the exact f32 (NaNs to a NaN of the same
+// sign), on whichever path this build compiled (F16C, or the portable bit manipulation).
+TEST(Widen, EveryHalfPatternIsExact) {
+  std::vector<uint16_t> all(65536 + 5);  // + a tail that is no multiple of 8
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<uint16_t>(i);
+  std::vector<float> f16(all.size()), bf16(all.size());
+  WidenF16(all.data(), all.size(), f16.data());
+  WidenBF16(all.data(), all.size(), bf16.data());
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const float want16 = static_cast<float>(Eigen::numext::bit_cast<Eigen::half>(all[i]));
+    const float want_bf = static_cast<float>(Eigen::numext::bit_cast<Eigen::bfloat16>(all[i]));
+    if (std::isnan(want16)) {
+      ASSERT_TRUE(std::isnan(f16[i])) << i;
+      ASSERT_EQ(std::signbit(f16[i]), std::signbit(want16)) << i;
+    } else {
+      ASSERT_EQ(std::bit_cast<uint32_t>(f16[i]), std::bit_cast<uint32_t>(want16)) << i;
+    }
+    if (std::isnan(want_bf)) {
+      ASSERT_TRUE(std::isnan(bf16[i])) << i;
+    } else {
+      ASSERT_EQ(std::bit_cast<uint32_t>(bf16[i]), std::bit_cast<uint32_t>(want_bf)) << i;
+    }
+  }
 }
 
 }  // namespace
