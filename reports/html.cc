@@ -130,28 +130,32 @@ std::string TemperatureChart(const Report& report) {
   }
   if (pts.empty())
     return "<p>No probability checks ran (the sampler reports no probabilities).</p>";
-  double top = 1.0;
-  for (const auto& p : pts) top = std::max(top, p.second);
+  // Both axes logarithmic: T from 1e-46 to 1e39, the error ratio from 1e-3 to 1e3 (clipped).
   const double w = 640, h = 200, lo = -46, hi = 39;
+  auto ypos = [h](double ratio) {
+    const double l = std::clamp(std::log10(std::max(ratio, 1e-300)), -3.0, 3.0);
+    return h - 20 - (h - 30) * (l + 3) / 6;
+  };
   std::string dots;
   for (std::size_t i = 0; i < pts.size(); ++i) {
     const double x = 30 + (w - 40) * (pts[i].first - lo) / (hi - lo);
-    const double y = h - 20 - (h - 30) * std::min(pts[i].second, top) / top;
     dots += fmt::format(
         "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" class=\"{}\"><title>{}: T = 1e{:.1f}, worst "
         "error {:.3g} of allowed</title></circle>",
-        x, y, pts[i].second <= 1 ? "dot" : "dot bad", E(labels[i]), pts[i].first, pts[i].second);
+        x, ypos(pts[i].second), pts[i].second <= 1 ? "dot" : "dot bad", E(labels[i]), pts[i].first,
+        pts[i].second);
   }
-  const double y1 = h - 20 - (h - 30) / top;
+  const double y1 = ypos(1.0);
   return fmt::format(
       "<figure><svg class=\"chart\" viewBox=\"0 0 {0} {1}\" role=\"img\" aria-label=\"error "
       "against temperature\"><line x1=\"30\" x2=\"{0}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" "
-      "class=\"req\"/><text x=\"32\" y=\"{3:.1f}\" class=\"lbl\">allowed</text><text x=\"30\" "
-      "y=\"{1}\" class=\"lbl\">T = 1e-45</text><text x=\"{4}\" y=\"{1}\" class=\"lbl\">1e38"
-      "</text>{5}</svg><figcaption>PROB-1: worst probability error (relative to the tolerance "
-      "table's allowance) against the temperature of the row that produced it, log scale."
-      "</figcaption></figure>",
-      w, h, y1, y1 - 3, w - 40, dots);
+      "class=\"req\"/><text x=\"32\" y=\"{3:.1f}\" class=\"lbl\">allowed</text><text x=\"2\" "
+      "y=\"14\" class=\"lbl\">1e3</text><text x=\"2\" y=\"{4:.1f}\" class=\"lbl\">1e-3</text>"
+      "<text x=\"30\" y=\"{1}\" class=\"lbl\">T = 1e-45</text><text x=\"{5}\" y=\"{1}\" "
+      "class=\"lbl\">1e38</text>{6}</svg><figcaption>PROB-1: worst probability error, relative to "
+      "the tolerance table's allowance (log scale, clipped to 1e-3..1e3), against the temperature "
+      "of the row that produced it (log scale).</figcaption></figure>",
+      w, h, y1, y1 - 3, h - 22, w - 40, dots);
 }
 
 // Edge-case coverage: generated cases per tag, over the valid (RANGE-1) and invalid
