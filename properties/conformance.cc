@@ -512,7 +512,7 @@ std::vector<TestResult> RunDistribution(adapters::Sampler& sampler, const std::s
     n = std::max<uint64_t>(4096, static_cast<uint64_t>(time_budget_s / per_draw));
     budget_bound = true;
   }
-  auto run_test = [&](uint64_t test_seed, uint64_t draws, double level,
+  auto run_test = [&](uint64_t test_seed, uint64_t draws,
                       GofResult* g) -> std::optional<std::string> {
     auto tokens = Draw(sampler, row, test_seed, draws);
     if (!tokens.ok()) return "sampler error: " + tokens.error().message;
@@ -532,11 +532,10 @@ std::vector<TestResult> RunDistribution(adapters::Sampler& sampler, const std::s
     if (!null.ok()) return "SUPP-2: " + null.error().message;
     const Cells c = MakeCells(*null, draws);
     *g = GTest(*tokens, c);
-    (void)level;
     return std::nullopt;
   };
   GofResult g;
-  if (auto err = run_test(seed, n, item.level, &g)) return fail(*err);
+  if (auto err = run_test(seed, n, &g)) return fail(*err);
   r.draws = n;
   r.cases = 1;
   r.p_value = g.p_value;
@@ -554,7 +553,7 @@ std::vector<TestResult> RunDistribution(adapters::Sampler& sampler, const std::s
     // needs both; the false-alarm rate stays within the first test's level.
     GofResult g2;
     const uint64_t n2 = std::min<uint64_t>(4 * n, 4 * plan.profile.max_draws);
-    if (auto err = run_test(Mix(seed, 1), n2, item.rerun_level, &g2)) return fail(*err);
+    if (auto err = run_test(Mix(seed, 1), n2, &g2)) return fail(*err);
     if (g2.p_value < item.rerun_level) {
       r.observed = g2.observed;
       r.expected = g2.expected;

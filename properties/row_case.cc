@@ -37,22 +37,6 @@ void RowCase::SetLogit(std::size_t i, float value) {
   }
 }
 
-RowCase RowCase::Slice(std::size_t begin, std::size_t end) const {
-  RowCase r = *this;
-  if (dtype == DType::kF32) {
-    r.bits32.assign(bits32.begin() + static_cast<std::ptrdiff_t>(begin),
-                    bits32.begin() + static_cast<std::ptrdiff_t>(end));
-  } else {
-    r.bits16.assign(bits16.begin() + static_cast<std::ptrdiff_t>(begin),
-                    bits16.begin() + static_cast<std::ptrdiff_t>(end));
-  }
-  if (!mask.empty()) {
-    r.mask.assign(mask.begin() + static_cast<std::ptrdiff_t>(begin),
-                  mask.begin() + static_cast<std::ptrdiff_t>(end));
-  }
-  return r;
-}
-
 adapters::Batch OneRow(const RowCase& row) {
   return adapters::Batch{row.dtype, row.vocab(), {row.view()}};
 }

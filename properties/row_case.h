@@ -28,8 +28,6 @@ struct RowCase {
   RowView view() const;
   float Logit(std::size_t i) const;           // the value (exact in float for every dtype)
   void SetLogit(std::size_t i, float value);  // rounds to the dtype (nearest even)
-  // Keeps only the tokens in [begin, end): the shrinkers' basic move.
-  RowCase Slice(std::size_t begin, std::size_t end) const;
 };
 
 // A one-row batch.
