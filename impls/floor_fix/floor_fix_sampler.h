@@ -10,12 +10,13 @@
 #include <cstdint>
 #include <vector>
 
+#include "impls/common/float_cdf_sampler.h"
 #include "sampcert/error.h"
 #include "sampcert/sampler_abi.h"
 
 namespace sampcert::impls {
 
-class FloorFixSampler {
+class FloorFixSampler : public FloatCdfSampler<FloorFixSampler> {
  public:
   static constexpr uint32_t kCapabilities =
       SAMPCERT_CAP_F32 | SAMPCERT_CAP_F16 | SAMPCERT_CAP_BF16 | SAMPCERT_CAP_MASK |
@@ -24,16 +25,13 @@ class FloorFixSampler {
   static constexpr float kFloor = -1e4f;
   static void Describe(sampcert_sampler_info* info);
 
-  Error Probabilities(const sampcert_batch& batch, double* out);
-  Error Sample(const sampcert_batch& batch, uint64_t seed, uint64_t first_draw,
-               uint64_t draws_per_row, int64_t* out);
+  Error Row(const sampcert_batch& batch, std::size_t r);
+  static float Target(double u, float total) {
+    return static_cast<float>(u * static_cast<double>(total));
+  }
 
  private:
-  Error Row(const sampcert_batch& batch, std::size_t r);
-
   std::vector<float> z_;
-  std::vector<float> probs_;
-  std::vector<float> cdf_;
 };
 
 const sampcert_sampler_api* FloorFixSamplerApi();

@@ -10,7 +10,6 @@
 #include <numeric>
 
 #include "adapters/builtin_adapter.h"
-#include "sampcert/canonical_draw.h"
 
 namespace sampcert::impls {
 namespace {
@@ -133,31 +132,6 @@ Error NaiveSampler::Row(const sampcert_batch& batch, std::size_t r) {
     case SAMPCERT_DTYPE_BF16: return RowIn<Eigen::bfloat16>(batch, r, &probs_, &cdf_);
     default: return RowIn<float>(batch, r, &probs_, &cdf_);
   }
-}
-
-Error NaiveSampler::Probabilities(const sampcert_batch& batch, double* out) {
-  const std::size_t v = static_cast<std::size_t>(batch.vocab);
-  for (std::size_t r = 0; r < batch.num_rows; ++r) {
-    if (Error e = Row(batch, r); e.code != ErrorCode::kOk) return e;
-    std::copy(probs_.begin(), probs_.end(), out + r * v);
-  }
-  return Error{};
-}
-
-Error NaiveSampler::Sample(const sampcert_batch& batch, uint64_t seed, uint64_t first_draw,
-                           uint64_t draws_per_row, int64_t* out) {
-  for (std::size_t r = 0; r < batch.num_rows; ++r) {
-    if (Error e = Row(batch, r); e.code != ErrorCode::kOk) return e;
-    const float total = cdf_.back();
-    for (uint64_t j = 0; j < draws_per_row; ++j) {
-      const double u = CanonicalUniform(seed, batch.rows[r].row_id, first_draw + j);
-      const float target = static_cast<float>(u) * total;
-      const auto it = std::upper_bound(cdf_.begin(), cdf_.end(), target);
-      out[r * draws_per_row + j] =
-          it == cdf_.end() ? static_cast<int64_t>(cdf_.size() - 1) : it - cdf_.begin();
-    }
-  }
-  return Error{};
 }
 
 const sampcert_sampler_api* NaiveSamplerApi() {

@@ -10,12 +10,13 @@
 #include <cstdint>
 #include <vector>
 
+#include "impls/common/float_cdf_sampler.h"
 #include "sampcert/error.h"
 #include "sampcert/sampler_abi.h"
 
 namespace sampcert::impls {
 
-class NaiveSampler {
+class NaiveSampler : public FloatCdfSampler<NaiveSampler> {
  public:
   static constexpr uint32_t kCapabilities =
       SAMPCERT_CAP_F32 | SAMPCERT_CAP_F16 | SAMPCERT_CAP_BF16 | SAMPCERT_CAP_MASK |
@@ -23,17 +24,11 @@ class NaiveSampler {
       SAMPCERT_CAP_PROBABILITIES | SAMPCERT_CAP_BATCH;
   static void Describe(sampcert_sampler_info* info);
 
-  Error Probabilities(const sampcert_batch& batch, double* out);
-  Error Sample(const sampcert_batch& batch, uint64_t seed, uint64_t first_draw,
-               uint64_t draws_per_row, int64_t* out);
-
- private:
   // The row's probabilities as the input dtype computes them (widened to float exactly), and
   // its cumulative sums in the input dtype. Fails the way torch.multinomial does.
   Error Row(const sampcert_batch& batch, std::size_t r);
-
-  std::vector<float> probs_;
-  std::vector<float> cdf_;
+  // u rounded to float first: it can become 1.0f, and the draw runs past the end.
+  static float Target(double u, float total) { return static_cast<float>(u) * total; }
 };
 
 const sampcert_sampler_api* NaiveSamplerApi();
