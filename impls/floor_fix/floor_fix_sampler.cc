@@ -14,16 +14,9 @@ namespace sampcert::impls {
 void FloorFixSampler::Describe(sampcert_sampler_info* info) {
   info->name = "floor_fix";
   info->version = "1";
-  info->greedy_tie_break = SAMPCERT_GREEDY_UNIFORM;
-  info->tie_rule = SAMPCERT_TIES_KEEP_ALL;
-  info->pipeline_order = SAMPCERT_ORDER_TEMPERATURE_FIRST;
-  info->truncation_order[0] = SAMPCERT_STEP_TOP_K;
-  info->truncation_order[1] = SAMPCERT_STEP_TOP_P;
-  info->truncation_order[2] = SAMPCERT_STEP_MIN_P;
-  info->nan_policy = SAMPCERT_NAN_MASKED;  // "non-finite values are replaced"
-  info->greedy_threshold = 0.0f;
-  info->determinism = SAMPCERT_DETERMINISM_SAME_SEED;
-  info->accuracy = SAMPCERT_ACCURACY_F32;
+  Policies p;  // HF's defaults, but: "non-finite values are replaced"
+  p.nan_policy = NanPolicy::kMasked;
+  adapters::PoliciesToInfo(p, info);
   info->thread_safe = 1;
 }
 

@@ -9,6 +9,7 @@
 #include <limits>
 #include <numeric>
 
+#include "adapters/abi_conversions.h"
 #include "adapters/builtin_adapter.h"
 
 namespace sampcert::impls {
@@ -111,17 +112,8 @@ Error RowIn(const sampcert_batch& batch, std::size_t r, std::vector<float>* prob
 void NaiveSampler::Describe(sampcert_sampler_info* info) {
   info->name = "naive";
   info->version = "1";
-  // The policies such code would claim if asked: HF's.
-  info->greedy_tie_break = SAMPCERT_GREEDY_UNIFORM;
-  info->tie_rule = SAMPCERT_TIES_KEEP_ALL;
-  info->pipeline_order = SAMPCERT_ORDER_TEMPERATURE_FIRST;
-  info->truncation_order[0] = SAMPCERT_STEP_TOP_K;
-  info->truncation_order[1] = SAMPCERT_STEP_TOP_P;
-  info->truncation_order[2] = SAMPCERT_STEP_MIN_P;
-  info->nan_policy = SAMPCERT_NAN_ERROR;
-  info->greedy_threshold = 0.0f;
-  info->determinism = SAMPCERT_DETERMINISM_SAME_SEED;
-  info->accuracy = SAMPCERT_ACCURACY_F32;
+  // The policies such code would claim if asked: HF's (the defaults), same-seed determinism.
+  adapters::PoliciesToInfo(Policies{}, info);
   info->thread_safe = 1;
 }
 
