@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 
 #include "adapters/abi_conversions.h"
-#include "adapters/builtin_samplers.h"
-#include "adapters/plugin_loader.h"
 
 namespace sampcert::adapters {
 namespace {
@@ -120,28 +118,6 @@ Expected<std::vector<int64_t>> Sampler::Sample(const Batch& batch, uint64_t seed
     return FromAbiError(st, err);
   }
   return out;
-}
-
-Expected<std::unique_ptr<Sampler>> OpenSampler(const std::string& name_or_path) {
-  const bool looks_like_path =
-      name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".so");
-  if (!looks_like_path) {
-    if (const sampcert_sampler_api* api = FindBuiltinSampler(name_or_path)) {
-      return Sampler::Open(api, nullptr);
-    }
-    std::string names;
-    for (const BuiltinSampler& s : BuiltinSamplers()) {
-      names += names.empty() ? "" : ", ";
-      names += s.name;
-    }
-    return Error{ErrorCode::kInvalidArgument,
-                 fmt::format("no built-in sampler named '{}' (built-in: {}; a plug-in is given "
-                             "by path, e.g. ./libmy_sampler.so)",
-                             name_or_path, names)};
-  }
-  Expected<LoadedPlugin> plugin = LoadPlugin(name_or_path);
-  if (!plugin.ok()) return plugin.error();
-  return Sampler::Open(plugin->api, plugin->library);
 }
 
 }  // namespace sampcert::adapters

@@ -64,10 +64,6 @@ class Sampler {
   SamplerInfo info_;
 };
 
-// A built-in sampler by name, or a plug-in by path (anything with a '/' or ending in ".so").
-// Errors say which: no such built-in (and the list), no such file, not a plug-in, wrong MAJOR.
-Expected<std::unique_ptr<Sampler>> OpenSampler(const std::string& name_or_path);
-
 }  // namespace sampcert::adapters
 
 #endif  // SAMPCERT_ADAPTERS_SAMPLER_H_

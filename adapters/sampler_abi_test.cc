@@ -1,4 +1,4 @@
-// The ABI's host side: the loader's refusals, version negotiation, the built-in registry, the
+// The ABI's host side: the loader's refusals, version negotiation, the
 // minimal C plug-in loaded by path, and errors crossing the boundary as values.
 #include <gtest/gtest.h>
 
@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "adapters/builtin_adapter.h"
-#include "adapters/builtin_samplers.h"
 #include "adapters/plugin_loader.h"
 #include "adapters/sampler.h"
 
@@ -46,7 +45,9 @@ TEST(PluginLoader, OtherMajorIsRefused) {
 }
 
 TEST(PluginLoader, MinimalCPluginByPath) {
-  auto s = OpenSampler(MINIMAL_PLUGIN_PATH);
+  auto plugin = LoadPlugin(MINIMAL_PLUGIN_PATH);
+  ASSERT_TRUE(plugin.ok()) << plugin.error().message;
+  auto s = Sampler::Open(plugin->api, plugin->library);
   ASSERT_TRUE(s.ok()) << s.error().message;
   const SamplerInfo& info = (*s)->info();
   EXPECT_EQ(info.name, "minimal_c");
@@ -73,37 +74,6 @@ TEST(PluginLoader, MinimalCPluginByPath) {
   EXPECT_EQ(bad.error().code, ErrorCode::kInvalidTemperature);
   EXPECT_EQ(bad.error().row, 0);
   EXPECT_TRUE(Contains(bad.error().message, "row 0")) << bad.error().message;
-}
-
-TEST(BuiltinSamplers, OpenByNameAndRefuseUnknown) {
-  for (const BuiltinSampler& b : BuiltinSamplers()) {
-    auto s = OpenSampler(std::string(b.name));
-    ASSERT_TRUE(s.ok()) << s.error().message;
-    EXPECT_EQ((*s)->info().name, b.name);
-    EXPECT_EQ(b.api()->abi_major, SAMPCERT_ABI_VERSION_MAJOR);
-  }
-  auto unknown = OpenSampler("nope");
-  ASSERT_FALSE(unknown.ok());
-  EXPECT_TRUE(Contains(unknown.error().message, "stable_cpu, naive, floor_fix"))
-      << unknown.error().message;
-}
-
-TEST(BuiltinAdapter, ShapeErrorsAreValues) {
-  const sampcert_sampler_api* api = FindBuiltinSampler("stable_cpu");
-  ASSERT_NE(api, nullptr);
-  sampcert_sampler* handle = nullptr;
-  sampcert_error err{};
-  err.struct_size = sizeof err;
-  ASSERT_EQ(api->create(nullptr, &handle, &err), SAMPCERT_STATUS_OK);
-  int64_t out[1];
-  EXPECT_EQ(api->sample(handle, nullptr, 0, 0, 1, out, &err), SAMPCERT_STATUS_INVALID_ARGUMENT);
-  EXPECT_STREQ(err.message, "batch is null");
-  sampcert_batch bad{};
-  bad.struct_size = sizeof bad;
-  bad.dtype = 9;
-  EXPECT_EQ(api->sample(handle, &bad, 0, 0, 1, out, &err), SAMPCERT_STATUS_INVALID_ARGUMENT);
-  EXPECT_TRUE(Contains(err.message, "unknown dtype code 9")) << err.message;
-  api->destroy(handle);
 }
 
 // An impl that throws: the adapter must turn it into an error value, never let it cross.

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "adapters/builtin_samplers.h"
 #include "bench/bench_rows.h"
+#include "registry/builtin_samplers.h"
 #include "sampcert/reference_distribution.h"
 #include "sampcert/reference_sampler.h"
 #include "sampcert/sampler_abi.h"
@@ -40,7 +40,7 @@ void SamplerBench(benchmark::State& state, const char* name) {
   const auto v = static_cast<std::size_t>(state.range(1));
   const auto batch_rows = static_cast<std::size_t>(state.range(2));
   const BenchRows rows = MakeRows(dtype, v, batch_rows);
-  const sampcert_sampler_api* api = adapters::FindBuiltinSampler(name);
+  const sampcert_sampler_api* api = registry::FindBuiltinSampler(name);
   sampcert_sampler* handle = nullptr;
   sampcert_error err{};
   err.struct_size = sizeof err;

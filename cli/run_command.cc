@@ -15,11 +15,12 @@
 
 #include "adapters/sampler.h"
 #include "properties/conformance.h"
-#include "properties/runner.h"
+#include "registry/open_sampler.h"
 #include "reports/html.h"
 #include "reports/junit.h"
 #include "reports/report.h"
 #include "reports/report_json.h"
+#include "runner/runner.h"
 
 #ifndef SAMPCERT_GIT_REVISION
 #define SAMPCERT_GIT_REVISION "unknown"
@@ -32,7 +33,7 @@ namespace sampcert::cli {
 namespace {
 
 using nlohmann::json;
-using properties::TestResult;
+using results::TestResult;
 
 std::string CpuName() {
   std::ifstream in("/proc/cpuinfo");
@@ -68,7 +69,7 @@ int RunRun(const RunRequest& req, std::ostream& out, std::ostream& err) {
       return 2;
     }
   }
-  auto opened = adapters::OpenSampler(req.sampler);
+  auto opened = registry::OpenSampler(req.sampler);
   if (!opened.ok()) {
     fmt::print(err, "error: {}\n", opened.error().message);
     return 2;
@@ -77,7 +78,7 @@ int RunRun(const RunRequest& req, std::ostream& out, std::ostream& err) {
   const auto started = std::chrono::steady_clock::now();
   const properties::Plan plan = properties::MakePlan(profile, sampler.info(), req.seed);
 
-  properties::RunOptions opts;
+  runner::RunOptions opts;
   opts.jobs = std::max(1, req.jobs);
   opts.shard_index = shard_i;
   opts.shard_count = shard_n;
@@ -97,7 +98,7 @@ int RunRun(const RunRequest& req, std::ostream& out, std::ostream& err) {
       err.flush();
     };
   }
-  std::vector<TestResult> results = properties::RunPlan(sampler, req.sampler, plan, opts);
+  std::vector<TestResult> results = runner::RunPlan(sampler, req.sampler, plan, opts);
   if (tty) fmt::print(err, "\r\033[K");
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -3,9 +3,10 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
-#include "adapters/builtin_samplers.h"
 #include "adapters/sampler.h"
 #include "properties/conformance.h"
+#include "registry/builtin_samplers.h"
+#include "registry/open_sampler.h"
 
 namespace sampcert::cli {
 namespace {
@@ -26,7 +27,7 @@ const char* Step(TruncationStep s) {
 
 int RunList(std::ostream& out) {
   fmt::print(out, "built-in samplers:\n");
-  for (const adapters::BuiltinSampler& s : adapters::BuiltinSamplers()) {
+  for (const registry::BuiltinSampler& s : registry::BuiltinSamplers()) {
     fmt::print(out, "  {:<12} {}\n", s.name, s.description);
   }
   fmt::print(out, "plug-ins: give a path to a .so exporting sampcert_get_sampler_api\n");
@@ -38,7 +39,7 @@ int RunList(std::ostream& out) {
 }
 
 int RunInfo(const std::string& sampler, std::ostream& out, std::ostream& err) {
-  auto s = adapters::OpenSampler(sampler);
+  auto s = registry::OpenSampler(sampler);
   if (!s.ok()) {
     fmt::print(err, "error: {}\n", s.error().message);
     return 2;
@@ -74,7 +75,7 @@ int RunSample(const std::string& sampler, const ReferenceRequest& req, std::ostr
               std::ostream& err) {
   ParsedRow parsed;
   if (!ParseRow(req, &parsed, err)) return 2;
-  auto s = adapters::OpenSampler(sampler);
+  auto s = registry::OpenSampler(sampler);
   if (!s.ok()) {
     fmt::print(err, "error: {}\n", s.error().message);
     return 2;

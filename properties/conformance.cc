@@ -635,36 +635,6 @@ const std::vector<std::pair<std::string, std::string>>& PropertyCatalog() {
   return catalog;
 }
 
-const char* StatusName(Status s) {
-  switch (s) {
-    case Status::kPass: return "Pass";
-    case Status::kWarning: return "Warning";
-    case Status::kNotSupported: return "NotSupported";
-    case Status::kWaived: return "Waived";
-    case Status::kFail: return "Fail";
-    case Status::kInconclusive: return "Inconclusive";
-    case Status::kCrash: return "Crash";
-    case Status::kTimeout: return "Timeout";
-  }
-  return "?";
-}
-
-bool ParseStatus(const std::string& name, Status* out) {
-  for (Status s : {Status::kPass, Status::kWarning, Status::kNotSupported, Status::kWaived,
-                   Status::kFail, Status::kInconclusive, Status::kCrash, Status::kTimeout}) {
-    if (name == StatusName(s)) {
-      *out = s;
-      return true;
-    }
-  }
-  return false;
-}
-
-bool IsConformant(Status s) {
-  return s == Status::kPass || s == Status::kWarning || s == Status::kNotSupported ||
-         s == Status::kWaived;
-}
-
 bool ProfileByName(const std::string& name, Profile* out) {
   // quick: a smoke run in seconds; standard: the certification profile (TV 0.01 at power 0.9);
   // full: more cases, larger rows, more draws.

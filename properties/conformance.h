@@ -19,23 +19,14 @@
 
 #include "adapters/sampler.h"
 #include "properties/row_case.h"
+#include "results/test_result.h"
 
 namespace sampcert::properties {
 
-// SPEC.md section 11.
-enum class Status {
-  kPass,
-  kWarning,
-  kNotSupported,
-  kWaived,
-  kFail,
-  kInconclusive,
-  kCrash,
-  kTimeout
-};
-const char* StatusName(Status s);
-bool ParseStatus(const std::string& name, Status* out);
-bool IsConformant(Status s);  // Pass, Warning, NotSupported, Waived
+// The result model lives below properties/ and reports/ (results/).
+using results::Failure;
+using results::Status;
+using results::TestResult;
 
 struct Profile {
   std::string name;
@@ -48,36 +39,6 @@ struct Profile {
   int shrink_steps = 0;              // bound on shrinking steps per failure
 };
 bool ProfileByName(const std::string& name, Profile* out);
-
-struct Failure {
-  std::string message;        // what went wrong
-  std::string input;          // the input as generated (one line)
-  std::string minimal_input;  // after shrinking (deterministic properties), else as generated
-  std::string reproduction;   // a one-line command
-};
-
-struct TestResult {
-  std::string property;  // SPEC ID: "PROB-1", "DIST-1", ...
-  std::string dtype;     // "f32", "f16", "bf16"
-  std::string family;    // row family, or the planned row's name for distribution tests
-  Status status = Status::kPass;
-  uint64_t cases = 0;
-  // The property's worst measured error (relative to what is allowed where that applies) and
-  // the input that produced it, on a pass too.
-  double worst_error = 0;
-  std::string worst_input;
-  double worst_temperature = std::numeric_limits<double>::quiet_NaN();  // of worst_input
-  // Statistical tests.
-  double p_value = std::numeric_limits<double>::quiet_NaN();
-  double level = std::numeric_limits<double>::quiet_NaN();
-  double power_tv = std::numeric_limits<double>::quiet_NaN();  // detectable TV w.p. 0.9
-  uint64_t draws = 0;
-  std::vector<double> observed, expected;    // per cell, for a failing goodness-of-fit test
-  std::map<std::string, uint64_t> coverage;  // edge-case tags seen
-  double seconds = 0;
-  std::optional<Failure> failure;
-  std::string note;
-};
 
 // One unit of the plan: the deterministic properties of one dtype, or one statistical test.
 struct PlanItem {

@@ -13,8 +13,8 @@ namespace sampcert::reports {
 namespace {
 
 using nlohmann::json;
-using properties::Status;
-using properties::TestResult;
+using results::Status;
+using results::TestResult;
 
 std::string E(std::string_view s) { return HtmlEscape(s); }
 
@@ -238,7 +238,7 @@ std::string RenderHtml(const Report& report) {
       E(Text(s.value("argument", json("")))), ok ? "ok" : "bad",
       ok ? "CONFORMANT" : "NOT CONFORMANT");
   std::map<std::string, int> counts;
-  for (const TestResult& r : report.results) ++counts[properties::StatusName(r.status)];
+  for (const TestResult& r : report.results) ++counts[results::StatusName(r.status)];
   std::string count_text;
   for (const auto& [k, n] : counts) count_text += fmt::format("{} {}, ", n, k);
   html += fmt::format("<p>{} results: {}</p>\n", report.results.size(), E(count_text));
@@ -281,7 +281,7 @@ std::string RenderHtml(const Report& report) {
         html += "<td class=\"muted\">–</td>";
       } else {
         html += fmt::format("<td class=\"{}\"><a href=\"#{}\">{}</a></td>", StatusClass(it->second),
-                            Anchor(p, d), properties::StatusName(it->second));
+                            Anchor(p, d), results::StatusName(it->second));
       }
     }
     html += "</tr>";
@@ -292,11 +292,11 @@ std::string RenderHtml(const Report& report) {
   html += "<h2>Failures</h2>\n";
   int failures = 0;
   for (const TestResult& r : report.results) {
-    if (properties::IsConformant(r.status)) continue;
+    if (results::IsConformant(r.status)) continue;
     ++failures;
     html += fmt::format(
         "<details class=\"failure\"><summary><strong>{}</strong> {} [{}] {}: {}</summary>\n",
-        properties::StatusName(r.status), E(r.property), E(r.dtype), E(r.family),
+        results::StatusName(r.status), E(r.property), E(r.dtype), E(r.family),
         E(r.failure ? r.failure->message : r.note));
     if (r.failure) {
       html += fmt::format("<p>Input as generated: <code>{}</code></p>", E(r.failure->input));
@@ -336,7 +336,7 @@ std::string RenderHtml(const Report& report) {
         "<td title=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}"
         "</td></tr>\n",
         r.status == Status::kPass ? "ok" : "", first ? " id=\"" + anchor + "\"" : "", E(r.property),
-        E(r.dtype), E(r.family), StatusClass(r.status), properties::StatusName(r.status), r.cases,
+        E(r.dtype), E(r.family), StatusClass(r.status), results::StatusName(r.status), r.cases,
         E(r.worst_input), Num(r.worst_error), Num(r.p_value), Num(r.level), Num(r.power_tv),
         r.draws, Num(r.seconds, "{:.2f}"), E(r.note));
   }

@@ -6,8 +6,8 @@
 
 namespace sampcert::reports {
 
-using properties::Status;
-using properties::TestResult;
+using results::Status;
+using results::TestResult;
 
 std::string XmlEscape(std::string_view text) {
   std::string out;
@@ -59,7 +59,7 @@ std::string RenderJUnit(const Report& report) {
         case Status::kWaived:
           ++s;
           body = fmt::format("      <skipped message=\"{}: {}\"/>\n",
-                             properties::StatusName(r->status), XmlEscape(message));
+                             results::StatusName(r->status), XmlEscape(message));
           break;
         case Status::kFail:
           ++f;
@@ -75,7 +75,7 @@ std::string RenderJUnit(const Report& report) {
         case Status::kTimeout:
           ++e;
           body = fmt::format("      <error type=\"{}\" message=\"{}\"/>\n",
-                             properties::StatusName(r->status), XmlEscape(message));
+                             results::StatusName(r->status), XmlEscape(message));
           break;
       }
       cases += fmt::format(

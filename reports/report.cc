@@ -10,8 +10,8 @@
 namespace sampcert::reports {
 
 using nlohmann::json;
-using properties::Status;
-using properties::TestResult;
+using results::Status;
+using results::TestResult;
 
 int Severity(Status s) {
   switch (s) {
@@ -47,7 +47,7 @@ bool LoadExpectations(const std::string& path, Expectations* out, std::string* e
     const json j = json::parse(in);
     for (const json& e : j.at("entries")) {
       Status s;
-      if (!properties::ParseStatus(e.at("status").get<std::string>(), &s)) {
+      if (!results::ParseStatus(e.at("status").get<std::string>(), &s)) {
         *error = "unknown status in " + path + ": " + e.at("status").dump();
         return false;
       }
@@ -69,28 +69,28 @@ std::vector<std::string> ApplyExpectations(const Expectations& expectations,
     auto it = agg.find(key);
     if (it == agg.end()) continue;
     const std::string name = key.first + "/" + key.second;
-    if (properties::IsConformant(it->second)) {
+    if (results::IsConformant(it->second)) {
       diffs.push_back(fmt::format("FIX {}: expected {}, now {} (the waiver can go)", name,
-                                  properties::StatusName(exp.status),
-                                  properties::StatusName(it->second)));
+                                  results::StatusName(exp.status),
+                                  results::StatusName(it->second)));
     } else if (it->second != exp.status) {
       diffs.push_back(fmt::format("DIFFERENCE {}: expected {}, now {}", name,
-                                  properties::StatusName(exp.status),
-                                  properties::StatusName(it->second)));
+                                  results::StatusName(exp.status),
+                                  results::StatusName(it->second)));
     } else {
       for (TestResult& r : *results) {
         if (r.property == key.first && r.dtype == key.second && r.status == exp.status) {
           r.status = Status::kWaived;
-          r.note = fmt::format("waived ({}): {}{}", properties::StatusName(exp.status), exp.reason,
+          r.note = fmt::format("waived ({}): {}{}", results::StatusName(exp.status), exp.reason,
                                r.note.empty() ? "" : "; " + r.note);
         }
       }
     }
   }
   for (const auto& [key, status] : Aggregate(*results)) {
-    if (!properties::IsConformant(status) && !expectations.count(key)) {
+    if (!results::IsConformant(status) && !expectations.count(key)) {
       diffs.push_back(fmt::format("REGRESSION {}/{}: expected a conformant status, now {}",
-                                  key.first, key.second, properties::StatusName(status)));
+                                  key.first, key.second, results::StatusName(status)));
     }
   }
   return diffs;
@@ -99,7 +99,7 @@ std::vector<std::string> ApplyExpectations(const Expectations& expectations,
 bool Conformant(const Report& report) {
   if (!report.expectation_differences.empty()) return false;
   for (const TestResult& r : report.results) {
-    if (!properties::IsConformant(r.status)) return false;
+    if (!results::IsConformant(r.status)) return false;
   }
   return true;
 }
@@ -113,13 +113,13 @@ json ReportToJson(const Report& report) {
   for (const TestResult& r : report.results) rs.push_back(ToJson(r));
   j["results"] = rs;
   std::map<std::string, int> counts;
-  for (const TestResult& r : report.results) ++counts[properties::StatusName(r.status)];
+  for (const TestResult& r : report.results) ++counts[results::StatusName(r.status)];
   j["summary"] = counts;
   json certified = json::array(), not_conformant = json::array();
   for (const auto& [key, status] : Aggregate(report.results)) {
     const std::string name = key.first + "/" + key.second;
     if (status == Status::kPass || status == Status::kWarning) certified.push_back(name);
-    if (!properties::IsConformant(status)) not_conformant.push_back(name);
+    if (!results::IsConformant(status)) not_conformant.push_back(name);
   }
   j["verdict"] = {{"conformant", Conformant(report)},
                   {"certified", certified},
@@ -230,19 +230,19 @@ std::vector<std::string> Diff(const Report& before, const Report& after) {
     auto ia = a.find(k);
     auto ib = b.find(k);
     if (ia == a.end()) {
-      out.push_back(fmt::format("NEW {}: {}", name, properties::StatusName(ib->second)));
+      out.push_back(fmt::format("NEW {}: {}", name, results::StatusName(ib->second)));
       continue;
     }
     if (ib == b.end()) {
-      out.push_back(fmt::format("REMOVED {}: was {}", name, properties::StatusName(ia->second)));
+      out.push_back(fmt::format("REMOVED {}: was {}", name, results::StatusName(ia->second)));
       continue;
     }
     if (ia->second == ib->second) continue;
-    const bool was = properties::IsConformant(ia->second);
-    const bool is = properties::IsConformant(ib->second);
+    const bool was = results::IsConformant(ia->second);
+    const bool is = results::IsConformant(ib->second);
     const char* kind = !was && is ? "FIX" : was && !is ? "REGRESSION" : "DIFFERENCE";
-    out.push_back(fmt::format("{} {}: {} -> {}", kind, name, properties::StatusName(ia->second),
-                              properties::StatusName(ib->second)));
+    out.push_back(fmt::format("{} {}: {} -> {}", kind, name, results::StatusName(ia->second),
+                              results::StatusName(ib->second)));
   }
   return out;
 }
@@ -268,19 +268,19 @@ std::string TextSummary(const Report& report, const std::string& path) {
     out += fmt::format("{:<12}", p);
     for (const std::string& d : dtypes) {
       auto it = agg.find({p, d});
-      out += fmt::format(" {:<13}", it == agg.end() ? "-" : properties::StatusName(it->second));
+      out += fmt::format(" {:<13}", it == agg.end() ? "-" : results::StatusName(it->second));
     }
     out += "\n";
   }
   int shown = 0;
   for (const TestResult& r : report.results) {
-    if (properties::IsConformant(r.status) || r.status == Status::kInconclusive) continue;
+    if (results::IsConformant(r.status) || r.status == Status::kInconclusive) continue;
     if (++shown > 15) {
       out += "\n(more failures in the report)\n";
       break;
     }
-    out += fmt::format("\n{} {} [{}] {}: {}\n", properties::StatusName(r.status), r.property,
-                       r.dtype, r.family, r.failure ? r.failure->message : r.note);
+    out += fmt::format("\n{} {} [{}] {}: {}\n", results::StatusName(r.status), r.property, r.dtype,
+                       r.family, r.failure ? r.failure->message : r.note);
     if (r.failure) {
       out += fmt::format("  input:   {}\n", r.failure->input);
       if (!r.failure->minimal_input.empty() && r.failure->minimal_input != r.failure->input) {
@@ -298,7 +298,7 @@ std::string TextSummary(const Report& report, const std::string& path) {
   }
   for (const std::string& d : report.expectation_differences) out += "\n" + d;
   std::map<std::string, int> counts;
-  for (const TestResult& r : report.results) ++counts[properties::StatusName(r.status)];
+  for (const TestResult& r : report.results) ++counts[results::StatusName(r.status)];
   out += fmt::format("\n{} results:", report.results.size());
   for (const auto& [status, n] : counts) out += fmt::format(" {} {}", n, status);
   const bool ok = Conformant(report);

@@ -10,20 +10,20 @@
 #include <utility>
 #include <vector>
 
-#include "properties/conformance.h"
+#include "results/test_result.h"
 
 namespace sampcert::reports {
 
 using Key = std::pair<std::string, std::string>;  // (property, dtype)
 
-int Severity(properties::Status s);  // Waived < NotSupported < Pass < ... < Crash
+int Severity(results::Status s);  // Waived < NotSupported < Pass < ... < Crash
 
 // The worst status of each (property, dtype) over row families.
-std::map<Key, properties::Status> Aggregate(const std::vector<properties::TestResult>& results);
+std::map<Key, results::Status> Aggregate(const std::vector<results::TestResult>& results);
 
 // Expectations, also the waiver file: {"entries": [{"property", "dtype", "status", "reason"}]}.
 struct Expectation {
-  properties::Status status;
+  results::Status status;
   std::string reason;
 };
 using Expectations = std::map<Key, Expectation>;
@@ -33,12 +33,12 @@ bool LoadExpectations(const std::string& path, Expectations* out, std::string* e
 // "REGRESSION ...", "DIFFERENCE ...". (property, dtype) pairs absent from the results (another
 // shard's) are not compared.
 std::vector<std::string> ApplyExpectations(const Expectations& expectations,
-                                           std::vector<properties::TestResult>* results);
+                                           std::vector<results::TestResult>* results);
 
 struct Report {
   nlohmann::json context;  // tool, version, revision, compiler, CPU, profile, seed, shard, ...
   nlohmann::json sampler;  // name, version, argument, capabilities, policies
-  std::vector<properties::TestResult> results;
+  std::vector<results::TestResult> results;
   std::vector<std::string> expectation_differences;
 };
 

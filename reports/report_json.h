@@ -8,17 +8,16 @@
 #include <vector>
 
 #include "adapters/sampler.h"
-#include "properties/conformance.h"
+#include "results/result_json.h"
 
 namespace sampcert::reports {
 
 inline constexpr const char* kSchemaVersion = "1.0";
 
-nlohmann::json Number(double v);  // finite: a number; else "NaN" / "Infinity" / "-Infinity"
-double NumberFrom(const nlohmann::json& j);
-
-nlohmann::json ToJson(const properties::TestResult& r);
-properties::TestResult ResultFromJson(const nlohmann::json& j);
+using results::Number;
+using results::NumberFrom;
+using results::ResultFromJson;
+using results::ToJson;
 
 nlohmann::json SamplerToJson(const adapters::SamplerInfo& info, const std::string& argument);
 

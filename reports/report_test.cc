@@ -13,16 +13,17 @@
 #include <sstream>
 
 #include "adapters/sampler.h"
-#include "properties/runner.h"
+#include "registry/open_sampler.h"
 #include "reports/html.h"
 #include "reports/junit.h"
 #include "reports/report_json.h"
+#include "runner/runner.h"
 
 namespace sampcert::reports {
 namespace {
 
-using properties::Status;
-using properties::TestResult;
+using results::Status;
+using results::TestResult;
 
 Report Synthetic() {
   Report r;
@@ -68,8 +69,8 @@ Report Synthetic() {
   fail.observed = {100, 3996};
   fail.expected = {2048, 2048};
   fail.worst_error = std::numeric_limits<double>::infinity();
-  fail.failure = properties::Failure{"draws <b>do not</b> follow", "in", "min",
-                                     "sampcert run --sampler x --item f32/flat_V64"};
+  fail.failure = results::Failure{"draws <b>do not</b> follow", "in", "min",
+                                  "sampcert run --sampler x --item f32/flat_V64"};
   TestResult crash;
   crash.property = "ALL";
   crash.dtype = "f16";
@@ -147,14 +148,14 @@ TEST(Json, RoundTripKeepsNanAndInfinity) {
 
 // Shards decide their own tests: merging them gives the unsharded verdict and results.
 TEST(Merge, ShardsEqualTheUnshardedRun) {
-  auto s = adapters::OpenSampler("naive");
+  auto s = registry::OpenSampler("naive");
   ASSERT_TRUE(s.ok());
   properties::Profile profile;
   ASSERT_TRUE(properties::ProfileByName("quick", &profile));
   profile.valid_cases_per_dtype = 15;
   const properties::Plan plan = properties::MakePlan(profile, (*s)->info(), 11);
   auto run = [&](int i, int n) {
-    properties::RunOptions o;
+    runner::RunOptions o;
     o.isolate = false;
     o.shard_index = i;
     o.shard_count = n;
@@ -162,7 +163,7 @@ TEST(Merge, ShardsEqualTheUnshardedRun) {
     r.context = {
         {"profile", "quick"}, {"seed", 11}, {"shard", std::to_string(i) + "/" + std::to_string(n)}};
     r.sampler = SamplerToJson((*s)->info(), "naive");
-    r.results = properties::RunPlan(**s, "naive", plan, o);
+    r.results = runner::RunPlan(**s, "naive", plan, o);
     return r;
   };
   const Report whole = run(0, 1);

@@ -10,6 +10,7 @@
 
 #include "adapters/sampler.h"
 #include "properties/probability_check.h"
+#include "registry/open_sampler.h"
 #include "sampcert/reference_distribution.h"
 #include "sampcert/tolerance.h"
 #include "tests/support/test_rows.h"
@@ -23,7 +24,7 @@ using testing_support::TestRow;
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
 std::unique_ptr<adapters::Sampler> FloorFix() {
-  auto s = adapters::OpenSampler("floor_fix");
+  auto s = registry::OpenSampler("floor_fix");
   EXPECT_TRUE(s.ok());
   return std::move(s.value());
 }

@@ -10,6 +10,7 @@
 
 #include "adapters/sampler.h"
 #include "properties/probability_check.h"
+#include "registry/open_sampler.h"
 #include "sampcert/reference_distribution.h"
 #include "sampcert/tolerance.h"
 #include "tests/support/test_rows.h"
@@ -21,7 +22,7 @@ using adapters::Batch;
 using testing_support::TestRow;
 
 std::unique_ptr<adapters::Sampler> Naive() {
-  auto s = adapters::OpenSampler("naive");
+  auto s = registry::OpenSampler("naive");
   EXPECT_TRUE(s.ok());
   return std::move(s.value());
 }

@@ -14,6 +14,7 @@
 
 #include "adapters/sampler.h"
 #include "properties/probability_check.h"
+#include "registry/open_sampler.h"
 #include "sampcert/canonical_draw.h"
 #include "sampcert/reference_distribution.h"
 #include "sampcert/reference_sampler.h"
@@ -32,7 +33,7 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 class StableCpu : public testing::Test {
  protected:
   void SetUp() override {
-    auto s = adapters::OpenSampler("stable_cpu");
+    auto s = registry::OpenSampler("stable_cpu");
     ASSERT_TRUE(s.ok()) << s.error().message;
     sampler_ = std::move(s.value());
   }

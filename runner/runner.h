@@ -1,8 +1,8 @@
 // Runs a plan's items, each in a forked worker process by default: a sampler that crashes
 // (a signal, an abort) or hangs (past the item's time limit) becomes a Crash or Timeout result
 // for that item, and the run goes on. --jobs N runs N workers at once.
-#ifndef SAMPCERT_PROPERTIES_RUNNER_H_
-#define SAMPCERT_PROPERTIES_RUNNER_H_
+#ifndef SAMPCERT_RUNNER_RUNNER_H_
+#define SAMPCERT_RUNNER_RUNNER_H_
 
 #include <functional>
 #include <string>
@@ -11,7 +11,12 @@
 #include "adapters/sampler.h"
 #include "properties/conformance.h"
 
-namespace sampcert::properties {
+namespace sampcert::runner {
+
+using properties::Plan;
+using properties::PlanItem;
+using results::Status;
+using results::TestResult;
 
 struct RunOptions {
   int jobs = 1;
@@ -33,6 +38,6 @@ std::vector<PlanItem> ShardItems(const Plan& plan, const RunOptions& options);
 std::vector<TestResult> RunPlan(adapters::Sampler& sampler, const std::string& sampler_arg,
                                 const Plan& plan, const RunOptions& options);
 
-}  // namespace sampcert::properties
+}  // namespace sampcert::runner
 
-#endif  // SAMPCERT_PROPERTIES_RUNNER_H_
+#endif  // SAMPCERT_RUNNER_RUNNER_H_

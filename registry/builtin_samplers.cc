@@ -1,10 +1,10 @@
-#include "adapters/builtin_samplers.h"
+#include "registry/builtin_samplers.h"
 
 #include "impls/floor_fix/floor_fix_sampler.h"
 #include "impls/naive/naive_sampler.h"
 #include "impls/stable_cpu/stable_cpu_sampler.h"
 
-namespace sampcert::adapters {
+namespace sampcert::registry {
 
 const std::vector<BuiltinSampler>& BuiltinSamplers() {
   static const std::vector<BuiltinSampler> samplers = {
@@ -24,4 +24,4 @@ const sampcert_sampler_api* FindBuiltinSampler(std::string_view name) {
   return nullptr;
 }
 
-}  // namespace sampcert::adapters
+}  // namespace sampcert::registry

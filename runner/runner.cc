@@ -1,4 +1,4 @@
-#include "properties/runner.h"
+#include "runner/runner.h"
 
 #include <fmt/format.h>
 #include <poll.h>
@@ -10,9 +10,11 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
-#include "reports/report_json.h"
+#include "results/result_json.h"
 
-namespace sampcert::properties {
+namespace sampcert::runner {
+
+using results::Failure;
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -36,7 +38,7 @@ TestResult Broken(const PlanItem& item, Status status, const std::string& why) {
 
 std::string Serialize(const std::vector<TestResult>& results) {
   nlohmann::json a = nlohmann::json::array();
-  for (const TestResult& r : results) a.push_back(reports::ToJson(r));
+  for (const TestResult& r : results) a.push_back(results::ToJson(r));
   return a.dump();
 }
 
@@ -77,7 +79,7 @@ std::vector<TestResult> RunPlan(adapters::Sampler& sampler, const std::string& s
   };
   if (!o.isolate) {
     for (const PlanItem& item : items) {
-      finish(item, RunItem(sampler, sampler_arg, plan, item, share, o.only_case));
+      finish(item, properties::RunItem(sampler, sampler_arg, plan, item, share, o.only_case));
     }
     return results;
   }
@@ -98,7 +100,8 @@ std::vector<TestResult> RunPlan(adapters::Sampler& sampler, const std::string& s
         close(fds[0]);
         std::string out;
         try {
-          out = Serialize(RunItem(sampler, sampler_arg, plan, item, share, o.only_case));
+          out =
+              Serialize(properties::RunItem(sampler, sampler_arg, plan, item, share, o.only_case));
         } catch (const std::exception& e) {
           out = Serialize({Broken(item, Status::kCrash, std::string("exception: ") + e.what())});
         }
@@ -163,7 +166,7 @@ std::vector<TestResult> RunPlan(adapters::Sampler& sampler, const std::string& s
       } else {
         try {
           for (const auto& j : nlohmann::json::parse(w.output)) {
-            r.push_back(reports::ResultFromJson(j));
+            r.push_back(results::ResultFromJson(j));
           }
         } catch (const std::exception& e) {
           r.push_back(
@@ -177,4 +180,4 @@ std::vector<TestResult> RunPlan(adapters::Sampler& sampler, const std::string& s
   return results;
 }
 
-}  // namespace sampcert::properties
+}  // namespace sampcert::runner

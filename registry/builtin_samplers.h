@@ -1,7 +1,7 @@
 // The samplers that ship with sampcert (impls/), by name, behind the same function table as
 // plug-ins.
-#ifndef SAMPCERT_ADAPTERS_BUILTIN_SAMPLERS_H_
-#define SAMPCERT_ADAPTERS_BUILTIN_SAMPLERS_H_
+#ifndef SAMPCERT_REGISTRY_BUILTIN_SAMPLERS_H_
+#define SAMPCERT_REGISTRY_BUILTIN_SAMPLERS_H_
 
 #include <string>
 #include <string_view>
@@ -9,7 +9,7 @@
 
 #include "sampcert/sampler_abi.h"
 
-namespace sampcert::adapters {
+namespace sampcert::registry {
 
 struct BuiltinSampler {
   std::string_view name;
@@ -22,6 +22,6 @@ const std::vector<BuiltinSampler>& BuiltinSamplers();
 // nullptr when there is no built-in sampler of that name.
 const sampcert_sampler_api* FindBuiltinSampler(std::string_view name);
 
-}  // namespace sampcert::adapters
+}  // namespace sampcert::registry
 
-#endif  // SAMPCERT_ADAPTERS_BUILTIN_SAMPLERS_H_
+#endif  // SAMPCERT_REGISTRY_BUILTIN_SAMPLERS_H_

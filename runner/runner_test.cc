@@ -1,19 +1,24 @@
 // The runner's isolation: a plug-in that crashes and one that hangs become Crash and Timeout
 // results for the items they broke, and every other item of the plan still runs. Also: shards
 // are a partition of the plan.
-#include "properties/runner.h"
+#include "runner/runner.h"
 
 #include <gtest/gtest.h>
 
 #include <set>
 
 #include "adapters/sampler.h"
+#include "registry/open_sampler.h"
 
-namespace sampcert::properties {
+namespace sampcert::runner {
+
+using properties::MakePlan;
+using properties::Profile;
+using properties::ProfileByName;
 namespace {
 
 TEST(Runner, CrashesAndHangsBecomeStatusesAndTheRunGoesOn) {
-  auto s = adapters::OpenSampler(MISBEHAVING_PLUGIN_PATH);
+  auto s = registry::OpenSampler(MISBEHAVING_PLUGIN_PATH);
   ASSERT_TRUE(s.ok()) << s.error().message;
   Profile profile;
   ASSERT_TRUE(ProfileByName("quick", &profile));
@@ -49,7 +54,7 @@ TEST(Runner, CrashesAndHangsBecomeStatusesAndTheRunGoesOn) {
 // A slow sampler (the minimal plug-in draws in O(V)) with a budget that cannot buy the profile's
 // power is Inconclusive, never a silent Pass.
 TEST(Runner, TooLittleTimeIsInconclusive) {
-  auto s = adapters::OpenSampler(MINIMAL_PLUGIN_PATH);
+  auto s = registry::OpenSampler(MINIMAL_PLUGIN_PATH);
   ASSERT_TRUE(s.ok()) << s.error().message;
   Profile profile;
   ASSERT_TRUE(ProfileByName("standard", &profile));
@@ -65,7 +70,7 @@ TEST(Runner, TooLittleTimeIsInconclusive) {
 }
 
 TEST(Runner, ShardsPartitionThePlan) {
-  auto s = adapters::OpenSampler("stable_cpu");
+  auto s = registry::OpenSampler("stable_cpu");
   ASSERT_TRUE(s.ok());
   Profile profile;
   ASSERT_TRUE(ProfileByName("standard", &profile));
@@ -87,4 +92,4 @@ TEST(Runner, ShardsPartitionThePlan) {
 }
 
 }  // namespace
-}  // namespace sampcert::properties
+}  // namespace sampcert::runner

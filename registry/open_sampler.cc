@@ -1,0 +1,32 @@
+#include "registry/open_sampler.h"
+
+#include <fmt/format.h>
+
+#include "adapters/plugin_loader.h"
+#include "registry/builtin_samplers.h"
+
+namespace sampcert::registry {
+
+Expected<std::unique_ptr<adapters::Sampler>> OpenSampler(const std::string& name_or_path) {
+  const bool looks_like_path =
+      name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".so");
+  if (!looks_like_path) {
+    if (const sampcert_sampler_api* api = FindBuiltinSampler(name_or_path)) {
+      return adapters::Sampler::Open(api, nullptr);
+    }
+    std::string names;
+    for (const BuiltinSampler& s : BuiltinSamplers()) {
+      names += names.empty() ? "" : ", ";
+      names += s.name;
+    }
+    return Error{ErrorCode::kInvalidArgument,
+                 fmt::format("no built-in sampler named '{}' (built-in: {}; a plug-in is given "
+                             "by path, e.g. ./libmy_sampler.so)",
+                             name_or_path, names)};
+  }
+  Expected<adapters::LoadedPlugin> plugin = adapters::LoadPlugin(name_or_path);
+  if (!plugin.ok()) return plugin.error();
+  return adapters::Sampler::Open(plugin->api, plugin->library);
+}
+
+}  // namespace sampcert::registry

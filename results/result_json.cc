@@ -1,0 +1,88 @@
+#include "results/result_json.h"
+
+#include <cmath>
+#include <limits>
+
+namespace sampcert::results {
+
+using nlohmann::json;
+
+json Number(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
+  return v;
+}
+
+double NumberFrom(const json& j) {
+  if (j.is_number()) return j.get<double>();
+  if (j.is_string()) {
+    const std::string s = j.get<std::string>();
+    if (s == "Infinity") return std::numeric_limits<double>::infinity();
+    if (s == "-Infinity") return -std::numeric_limits<double>::infinity();
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+json ToJson(const TestResult& r) {
+  json j = {{"property", r.property},
+            {"dtype", r.dtype},
+            {"family", r.family},
+            {"status", StatusName(r.status)},
+            {"cases", r.cases},
+            {"worst_error", Number(r.worst_error)},
+            {"worst_input", r.worst_input},
+            {"worst_temperature", Number(r.worst_temperature)},
+            {"seconds", Number(r.seconds)},
+            {"coverage", r.coverage}};
+  if (!std::isnan(r.level)) {
+    j["statistics"] = {{"p_value", Number(r.p_value)},
+                       {"level", Number(r.level)},
+                       {"power_tv", Number(r.power_tv)},
+                       {"draws", r.draws}};
+    json obs = json::array(), exp = json::array();
+    for (double o : r.observed) obs.push_back(Number(o));
+    for (double e : r.expected) exp.push_back(Number(e));
+    j["statistics"]["observed"] = obs;
+    j["statistics"]["expected"] = exp;
+  }
+  if (r.failure) {
+    j["failure"] = {{"message", r.failure->message},
+                    {"input", r.failure->input},
+                    {"minimal_input", r.failure->minimal_input},
+                    {"reproduction", r.failure->reproduction}};
+  }
+  if (!r.note.empty()) j["note"] = r.note;
+  return j;
+}
+
+TestResult ResultFromJson(const json& j) {
+  TestResult r;
+  r.property = j.value("property", "");
+  r.dtype = j.value("dtype", "");
+  r.family = j.value("family", "");
+  ParseStatus(j.value("status", "Fail"), &r.status);
+  r.cases = j.value("cases", uint64_t{0});
+  r.worst_error = NumberFrom(j.value("worst_error", json("NaN")));
+  r.worst_input = j.value("worst_input", "");
+  r.worst_temperature = NumberFrom(j.value("worst_temperature", json("NaN")));
+  r.seconds = NumberFrom(j.value("seconds", json(0)));
+  if (j.contains("coverage")) r.coverage = j["coverage"].get<std::map<std::string, uint64_t>>();
+  if (j.contains("statistics")) {
+    const json& s = j["statistics"];
+    r.p_value = NumberFrom(s.value("p_value", json("NaN")));
+    r.level = NumberFrom(s.value("level", json("NaN")));
+    r.power_tv = NumberFrom(s.value("power_tv", json("NaN")));
+    r.draws = s.value("draws", uint64_t{0});
+    for (const json& o : s.value("observed", json::array())) r.observed.push_back(NumberFrom(o));
+    for (const json& e : s.value("expected", json::array())) r.expected.push_back(NumberFrom(e));
+  }
+  if (j.contains("failure")) {
+    const json& f = j["failure"];
+    r.failure = Failure{f.value("message", ""), f.value("input", ""), f.value("minimal_input", ""),
+                        f.value("reproduction", "")};
+  }
+  r.note = j.value("note", "");
+  return r;
+}
+
+}  // namespace sampcert::results

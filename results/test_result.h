@@ -1,0 +1,63 @@
+// The result model shared by the runner, the properties and the reports: a test's status
+// (SPEC.md section 11), its measured numbers and its failure. Plain data: it crosses the
+// worker's pipe as JSON (results/result_json.h) and is what every report is made of.
+#ifndef SAMPCERT_RESULTS_TEST_RESULT_H_
+#define SAMPCERT_RESULTS_TEST_RESULT_H_
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sampcert::results {
+
+// SPEC.md section 11.
+enum class Status {
+  kPass,
+  kWarning,
+  kNotSupported,
+  kWaived,
+  kFail,
+  kInconclusive,
+  kCrash,
+  kTimeout
+};
+const char* StatusName(Status s);
+bool ParseStatus(const std::string& name, Status* out);
+bool IsConformant(Status s);  // Pass, Warning, NotSupported, Waived
+
+struct Failure {
+  std::string message;        // what went wrong
+  std::string input;          // the input as generated (one line)
+  std::string minimal_input;  // after shrinking (deterministic properties), else as generated
+  std::string reproduction;   // a one-line command
+};
+
+struct TestResult {
+  std::string property;  // SPEC ID: "PROB-1", "DIST-1", ...
+  std::string dtype;     // "f32", "f16", "bf16"
+  std::string family;    // row family, or the planned row's name for distribution tests
+  Status status = Status::kPass;
+  uint64_t cases = 0;
+  // The property's worst measured error (relative to what is allowed where that applies) and
+  // the input that produced it, on a pass too.
+  double worst_error = 0;
+  std::string worst_input;
+  double worst_temperature = std::numeric_limits<double>::quiet_NaN();  // of worst_input
+  // Statistical tests.
+  double p_value = std::numeric_limits<double>::quiet_NaN();
+  double level = std::numeric_limits<double>::quiet_NaN();
+  double power_tv = std::numeric_limits<double>::quiet_NaN();  // detectable TV w.p. 0.9
+  uint64_t draws = 0;
+  std::vector<double> observed, expected;    // per cell, for a failing goodness-of-fit test
+  std::map<std::string, uint64_t> coverage;  // edge-case tags seen
+  double seconds = 0;
+  std::optional<Failure> failure;
+  std::string note;
+};
+
+}  // namespace sampcert::results
+
+#endif  // SAMPCERT_RESULTS_TEST_RESULT_H_
