@@ -407,8 +407,7 @@ Expected<std::vector<int64_t>> Draw(adapters::Sampler& sampler, const RowCase& r
 }
 
 std::vector<TestResult> RunDistribution(adapters::Sampler& sampler, const std::string& sampler_arg,
-                                        const Plan& plan, const PlanItem& item,
-                                        double time_budget_s) {
+                                        const Plan& plan, const PlanItem& item) {
   const auto start = Clock::now();
   const adapters::SamplerInfo& info = sampler.info();
   const DType dtype = DTypeFromName(item.dtype);
@@ -499,21 +498,13 @@ std::vector<TestResult> RunDistribution(adapters::Sampler& sampler, const std::s
       if ((*p)[i] > 0 && ref->keep[i] == KeepClass::kMayKeep) kept[i] = 1;
     }
   }
-  // Plan the draws: enough for the profile's TV at this test's level, within the time budget.
+  // Plan the draws: enough for the profile's TV at this test's level (REPRO-1: from the plan
+  // alone, never from a measured speed).
   Cells cells = MakeCells(ref->probs, plan.profile.max_draws);
   double df = static_cast<double>(cells.probability.size()) - 1;
   uint64_t n =
       std::min(plan.profile.max_draws,
                std::max<uint64_t>(DrawsForTv(df, item.level, plan.profile.required_tv), 4096));
-  const auto pilot_start = Clock::now();
-  auto pilot = Draw(sampler, row, seed, 4096);
-  if (!pilot.ok()) return fail("sampler error: " + pilot.error().message);
-  const double per_draw = Seconds(pilot_start) / 4096.0;
-  bool budget_bound = false;
-  if (per_draw * static_cast<double>(n) > time_budget_s) {
-    n = std::max<uint64_t>(4096, static_cast<uint64_t>(time_budget_s / per_draw));
-    budget_bound = true;
-  }
   auto run_test = [&](uint64_t test_seed, uint64_t draws,
                       GofResult* g) -> std::optional<std::string> {
     auto tokens = Draw(sampler, row, test_seed, draws);
@@ -573,9 +564,8 @@ std::vector<TestResult> RunDistribution(adapters::Sampler& sampler, const std::s
   }
   if (g.df >= 1 && r.power_tv > plan.profile.required_tv) {
     r.status = Status::kInconclusive;
-    r.note = fmt::format("{} draws detect TV {:.3g}, the profile requires {:.3g}{}", n, r.power_tv,
-                         plan.profile.required_tv,
-                         budget_bound ? " (the time budget bought no more draws)" : "");
+    r.note = fmt::format("{} draws detect TV {:.3g}, the profile requires {:.3g}", n, r.power_tv,
+                         plan.profile.required_tv);
   }
   if (g.df < 1) r.note = "one cell: the exact checks cover this row";
   r.seconds = Seconds(start);
@@ -737,13 +727,12 @@ Plan MakePlan(const Profile& profile, const adapters::SamplerInfo& info, uint64_
 }
 
 std::vector<TestResult> RunItem(adapters::Sampler& sampler, const std::string& sampler_arg,
-                                const Plan& plan, const PlanItem& item, double time_budget_s,
-                                int64_t only_case) {
+                                const Plan& plan, const PlanItem& item, int64_t only_case) {
   if (item.kind == "deterministic") {
     return RunDeterministic(sampler, sampler_arg, plan, item, only_case);
   }
   if (item.kind == "deviation") return RunDeviation(sampler, item);
-  return RunDistribution(sampler, sampler_arg, plan, item, time_budget_s);
+  return RunDistribution(sampler, sampler_arg, plan, item);
 }
 
 }  // namespace sampcert::properties

@@ -58,12 +58,11 @@ struct Plan {
 // The plan for a sampler's declaration. NotSupported properties are reported by the items.
 Plan MakePlan(const Profile& profile, const adapters::SamplerInfo& info, uint64_t seed);
 
-// Runs one item against the sampler. `time_budget_s` bounds the statistical items' draws
-// (Inconclusive when the budget cannot buy the required power). `only_case` >= 0 re-runs a
-// single generated case of a deterministic item (the reproduction command).
+// Runs one item against the sampler. Everything it tests (rows, seeds, draw counts) follows
+// from the plan alone (REPRO-1): no clock, no measured speed. `only_case` >= 0 re-runs a single
+// generated case of a deterministic item (the reproduction command).
 std::vector<TestResult> RunItem(adapters::Sampler& sampler, const std::string& sampler_arg,
-                                const Plan& plan, const PlanItem& item, double time_budget_s,
-                                int64_t only_case = -1);
+                                const Plan& plan, const PlanItem& item, int64_t only_case = -1);
 
 // The properties of SPEC.md section 10 the runner checks, with one line each.
 const std::vector<std::pair<std::string, std::string>>& PropertyCatalog();

@@ -19,12 +19,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double StatisticalShare(const std::vector<PlanItem>& items, const RunOptions& o) {
-  std::size_t n = 0;
-  for (const PlanItem& it : items) n += it.kind == "distribution" || it.kind == "tail";
-  return n == 0 ? o.time_budget_s : o.time_budget_s / static_cast<double>(n);
-}
-
 TestResult Broken(const PlanItem& item, Status status, const std::string& why) {
   TestResult r;
   r.property = item.kind == "deterministic" ? "ALL" : item.kind;
@@ -68,7 +62,6 @@ std::vector<PlanItem> ShardItems(const Plan& plan, const RunOptions& o) {
 std::vector<TestResult> RunPlan(adapters::Sampler& sampler, const std::string& sampler_arg,
                                 const Plan& plan, const RunOptions& o) {
   const std::vector<PlanItem> items = ShardItems(plan, o);
-  const double share = StatisticalShare(items, o);
   std::vector<TestResult> results;
   std::size_t done = 0;
   auto finish = [&](const PlanItem& item, std::vector<TestResult> r) {
@@ -79,7 +72,7 @@ std::vector<TestResult> RunPlan(adapters::Sampler& sampler, const std::string& s
   };
   if (!o.isolate) {
     for (const PlanItem& item : items) {
-      finish(item, properties::RunItem(sampler, sampler_arg, plan, item, share, o.only_case));
+      finish(item, properties::RunItem(sampler, sampler_arg, plan, item, o.only_case));
     }
     return results;
   }
@@ -101,7 +94,7 @@ std::vector<TestResult> RunPlan(adapters::Sampler& sampler, const std::string& s
         std::string out;
         try {
           out =
-              Serialize(properties::RunItem(sampler, sampler_arg, plan, item, share, o.only_case));
+              Serialize(properties::RunItem(sampler, sampler_arg, plan, item, o.only_case));
         } catch (const std::exception& e) {
           out = Serialize({Broken(item, Status::kCrash, std::string("exception: ") + e.what())});
         }

@@ -22,7 +22,7 @@ struct RunOptions {
   int jobs = 1;
   int shard_index = 0;
   int shard_count = 1;
-  double time_budget_s = 60;  // for the statistical items' draws, shared among them
+  double time_budget_s = 0;  // whole-run wall-clock limit (0: none); see the runner issue
   double item_timeout_s = 300;
   bool isolate = true;  // fork a worker per item
   // Restrict to items of this dtype / this "dtype/name" (reproduction), and one case.
