@@ -109,6 +109,7 @@ json ReportToJson(const Report& report) {
   j["schema_version"] = kSchemaVersion;
   j["context"] = report.context;
   j["sampler"] = report.sampler;
+  j["completeness"] = {{"complete", report.complete}, {"reason", report.incomplete_reason}};
   json rs = json::array();
   for (const TestResult& r : report.results) rs.push_back(ToJson(r));
   j["results"] = rs;
@@ -138,6 +139,10 @@ Report ReportFromJson(const json& j, std::string* error) {
       return r;
     }
     r.context = j.at("context");
+    if (j.contains("completeness")) {
+      r.complete = j["completeness"].at("complete").get<bool>();
+      r.incomplete_reason = j["completeness"].value("reason", "");
+    }
     r.sampler = j.at("sampler");
     for (const json& x : j.at("results")) r.results.push_back(ResultFromJson(x));
     if (j.contains("verdict")) {

@@ -40,6 +40,10 @@ struct Report {
   nlohmann::json sampler;  // name, version, argument, capabilities, policies
   std::vector<results::TestResult> results;
   std::vector<std::string> expectation_differences;
+  // False when the run stopped before finishing its plan (a signal, --time-budget): the results
+  // are what was finished, and `incomplete_reason` says why. merge refuses incomplete reports.
+  bool complete = true;
+  std::string incomplete_reason;
 };
 
 bool Conformant(const Report& report);

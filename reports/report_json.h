@@ -12,7 +12,7 @@
 
 namespace sampcert::reports {
 
-inline constexpr const char* kSchemaVersion = "1.0";
+inline constexpr const char* kSchemaVersion = "2.0";
 
 using results::Number;
 using results::NumberFrom;
