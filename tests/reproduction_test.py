@@ -35,7 +35,10 @@ def main():
     shutil.rmtree(work, ignore_errors=True)
     full = run(sampcert, ["run", "--sampler", "naive", "--profile", "quick"], f"{work}/full")
     fails = [r for r in full if r["status"] == "Fail" and "failure" in r]
-    statistical = next((r for r in fails if "statistics" in r), None)
+    stats = [r for r in fails if "statistics" in r]
+    # Prefer a failed goodness-of-fit test (p-value, draws and counts to compare).
+    statistical = next((r for r in stats if r["statistics"]["draws"] > 0),
+                       stats[0] if stats else None)
     cases = [r for r in fails if "statistics" not in r and "--case" in r["failure"]["reproduction"]]
     # Prefer a failure the full run shrank, so the minimal input is compared too.
     generated = next((r for r in cases if r["failure"]["minimal_input"] != r["failure"]["input"]),
