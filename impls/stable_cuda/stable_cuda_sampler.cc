@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -20,7 +21,7 @@ namespace {
 
 // The process that initialized CUDA through this sampler (0: none). A probe in that process
 // may call CUDA directly; any other forks a child for it.
-pid_t g_cuda_process = 0;
+std::atomic<pid_t> g_cuda_process{0};
 
 Error CudaError(cudaError_t e, const char* what) {
   const ErrorCode code = e == cudaErrorMemoryAllocation ? ErrorCode::kOutOfMemory
@@ -110,7 +111,7 @@ struct StableCudaSampler::Device {
       stream = nullptr;
     }
     owner = getpid();
-    g_cuda_process = owner;
+    g_cuda_process.store(owner);
     if (cudaError_t e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
         e != cudaSuccess) {
       stream = nullptr;
@@ -153,7 +154,7 @@ void StableCudaSampler::Describe(sampcert_sampler_info* info) {
 }
 
 Error StableCudaSampler::CheckAvailable() {
-  std::string probe = g_cuda_process == getpid() ? ProbeHere() : ProbeInChild();
+  std::string probe = g_cuda_process.load() == getpid() ? ProbeHere() : ProbeInChild();
   // A child cannot use CUDA when this process initialized it by other means before the fork
   // (the host program, a test): ask here then. Where there is no device, no context is made,
   // so a later fork is unharmed.

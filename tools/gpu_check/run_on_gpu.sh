@@ -41,16 +41,17 @@ step() {
   elif [ "$rc" -ne 0 ]; then
     verdict="FAILED (exit $rc)"; failed=1
   fi
-  local skipped
-  skipped=$(grep -c '^\[  SKIPPED \]' "$out/$name.log" 2>/dev/null || true)
-  [ "${skipped:-0}" -gt 0 ] && verdict="$verdict, $skipped test lines SKIPPED"
+  local skipped  # gtest's summary line: "[  SKIPPED ] 6 tests, listed below:"
+  skipped=$(grep -oE '^\[  SKIPPED \] [0-9]+ tests?,' "$out/$name.log" | grep -oE '[0-9]+' || true)
+  [ -n "$skipped" ] && verdict="$verdict, $skipped tests skipped"
   say "$(printf '%-24s %s (%d s)' "$name" "$verdict" $(( $(date +%s) - t0 )))"
 }
 
 say "sampcert GPU check: $(date -u +%Y-%m-%dT%H:%M:%SZ), bundle $bundle"
 sed -n '2,3p' "$bundle/MANIFEST" 2>/dev/null | tee -a "$out/summary.txt"
 { nvidia-smi 2>&1 || echo "nvidia-smi: not available"; } >"$out/device.txt"
-say "device: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -n 1 || true)"
+gpu="$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -n 1)"
+say "device: ${gpu:-none visible to nvidia-smi (the bundled CUDA 13 runtime needs driver 580 or newer)}"
 cp "$bundle/MANIFEST" "$out/" 2>/dev/null || true
 
 # 1. Unit tests: the shared host/device math (no device needed), then the device tests.
@@ -60,8 +61,11 @@ step canonical_draw_cuda_test 60 "$bundle/bin/canonical_draw_cuda_test" \
   "--gtest_output=xml:$out/canonical_draw_cuda_test.xml"
 step stable_cuda_sampler_test 180 "$bundle/bin/stable_cuda_sampler_test" \
   "--gtest_output=xml:$out/stable_cuda_sampler_test.xml"
-# 2. Certification, as cli/certify_builtins.sh does it.
+# 2. Certification, as cli/certify_builtins.sh does it; first the bundle's runner on the CPU
+#    sampler (quick profile), so a failure below is stable_cuda's, not the bundle's.
 step sampcert_list 10 "$bundle/bin/sampcert" list
+step sampcert_run_cpu_quick 60 "$bundle/bin/sampcert" run --sampler stable_cpu --profile quick \
+  --jobs "$(nproc)" --out "$out/report_stable_cpu_quick"
 step sampcert_run 240 "$bundle/bin/sampcert" run --sampler stable_cuda --profile standard \
   --jobs "$(nproc)" --expect "$bundle/share/expectations.json" --out "$out/report"
 [ -f "$out/report/report.json" ] && say "report: $out/report/report.json"
