@@ -255,7 +255,9 @@ SAMPCERT_HD inline uint64_t FixedMass(float w) {
 // every key above this pass's prefix. Returns the bin holding the cut value (the first bin,
 // from the top, whose inclusive cumulative mass reaches target) and adds the mass of the bins
 // above it to *above. After four passes the prefix is the cut value's key: keep key >= it.
-SAMPCERT_HD inline uint32_t SelectTopPDigit(const uint64_t* hist, double target, uint64_t* above) {
+// (Count: uint64_t on the host, the device atomics' unsigned long long; both 64 bits.)
+template <typename Count>
+SAMPCERT_HD inline uint32_t SelectTopPDigit(const Count* hist, double target, uint64_t* above) {
   for (int b = 255; b >= 0; --b) {
     if (static_cast<double>(*above + hist[b]) >= target) return static_cast<uint32_t>(b);
     *above += hist[b];

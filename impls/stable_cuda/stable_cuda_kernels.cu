@@ -1,8 +1,10 @@
 // stable_cuda's kernels. Every piece of math is a row_math.h function that the CPU build
 // unit-tests through host_model.h; this file only decides which thread computes what.
 //
-// A row is split into spans of kSpan = 4096 logits, one block of 256 threads per span (one
-// block per row for V <= 4096, a multi-block path above), grid.y over rows:
+// Batches of at least one row per SM take RowKernel: one block of 1024 threads per row does
+// every step below, passes after the first reading the row from L2. Smaller batches take the
+// multi-block path: a row is split into spans of kSpan = 4096 logits, one block of 256 threads
+// per span, grid.y over rows, one kernel per step:
 //   1. MaxKernel: per-span maximum over the support and a NaN flag;
 //   2. SetupKernel: per row, the maximum, the status and the regime (row_math MakeRowSetup);
 //   3. top-k (rows that ask): four passes of CountHistKernel (shared-memory then global
@@ -48,6 +50,203 @@ __device__ cuda_math::RowWeights WeightsOf(const void* logits, uint32_t dtype, c
                                RowMask(masks, params[r], r, vocab), st.setup, st.thresholds};
 }
 
+__device__ float WarpMax(float m) {
+  for (int offset = kWarp / 2; offset >= 1; offset /= 2) {
+    m = fmaxf(m, __shfl_xor_sync(kFullMask, m, offset));
+  }
+  return m;
+}
+__device__ long long WarpMax(long long v) {
+  for (int offset = kWarp / 2; offset >= 1; offset /= 2) {
+    const long long other = __shfl_xor_sync(kFullMask, v, offset);
+    v = other > v ? other : v;
+  }
+  return v;
+}
+
+// A row's status, regime and truncation plan once its maximum is known.
+__device__ DeviceRowState MakeRowState(float m, int nan, const DeviceRowParams& p, int64_t vocab) {
+  DeviceRowState st;
+  st.status = static_cast<int32_t>(nan != 0                      ? RowStatus::kNanLogit
+                                   : m == -cuda_math::Infinity() ? RowStatus::kEmptySupport
+                                                                 : RowStatus::kOk);
+  st.setup = cuda_math::MakeRowSetup(m, p.temperature);
+  st.thresholds.min_p = p.min_p;
+  const bool truncates = st.status == 0 && st.setup.mode != cuda_math::Mode::kLimit;
+  st.top_k_active = truncates && p.top_k > 0 && p.top_k < vocab;
+  st.top_p_active = truncates && p.top_p < 1.0f;
+  st.k_left = static_cast<uint64_t>(p.top_k);
+  return st;
+}
+
+// One top-k radix-select step on a finished histogram (then zeroed for the next pass).
+__device__ void SelectTopKStep(uint32_t* hist, int shift, DeviceRowState& st) {
+  bool keep_all = false;
+  if (shift == 24) {
+    uint64_t support = 0;
+    for (int b = 0; b < 256; ++b) support += hist[b];
+    keep_all = support < st.k_left;  // fewer than k tokens in the support: keep all
+  }
+  if (keep_all) {
+    st.top_k_active = 0;
+    st.thresholds.top_k_key = 0;
+  } else {
+    st.thresholds.top_k_key |= cuda_math::SelectTopKDigit(hist, &st.k_left) << shift;
+  }
+  for (int b = 0; b < 256; ++b) hist[b] = 0;
+}
+
+// One top-p search step on a finished mass histogram (then zeroed for the next pass).
+__device__ void SelectTopPStep(unsigned long long* hist, int shift, float top_p,
+                               DeviceRowState& st) {
+  if (shift == 24) {
+    uint64_t z = 0;
+    for (int b = 0; b < 256; ++b) z += hist[b];
+    st.target = cuda_math::TopPTarget(top_p, z);
+  }
+  st.thresholds.top_p_key |= cuda_math::SelectTopPDigit(hist, st.target, &st.above) << shift;
+  for (int b = 0; b < 256; ++b) hist[b] = 0;
+}
+
+// Adds element i of a row to this pass's top-k count / top-p mass histogram (shared memory).
+__device__ void CountInto(uint32_t* hist, float x, uint32_t prefix, int shift) {
+  const uint32_t key = cuda_math::OrderedKey(x);
+  if (x != -cuda_math::Infinity() && cuda_math::MatchesPrefix(key, prefix, shift)) {
+    atomicAdd(&hist[cuda_math::Digit(key, shift)], 1u);
+  }
+}
+__device__ void MassInto(unsigned long long* hist, float x, const DeviceRowState& st, int shift) {
+  const uint32_t key = cuda_math::OrderedKey(x);
+  if (cuda_math::MatchesPrefix(key, st.thresholds.top_p_key, shift)) {
+    const cuda_math::Thresholds after_top_k{st.thresholds.top_k_key, 0, 0.0f};
+    const uint64_t mass = cuda_math::FixedMass(cuda_math::KeptWeight(x, st.setup, after_top_k));
+    if (mass != 0) {
+      atomicAdd(&hist[cuda_math::Digit(key, shift)], static_cast<unsigned long long>(mass));
+    }
+  }
+}
+
+// The chunk sum of weights [begin, begin + n) in row_math ChunkSumWarpOrder's order, in every
+// lane; *last is raised to the largest index of positive weight this lane saw.
+__device__ double WarpChunkSum(const cuda_math::RowWeights& weight, int64_t begin, int64_t n,
+                               int lane, long long* last) {
+  double acc = 0.0;
+  for (int64_t j = lane; j < n; j += kWarp) {
+    const float w = weight(begin + j);
+    acc = cuda_math::AddD(acc, static_cast<double>(w));
+    if (w > 0.0f) *last = begin + j;
+  }
+  for (int offset = kWarp / 2; offset >= 1; offset /= 2) {
+    acc = cuda_math::AddD(acc, __shfl_xor_sync(kFullMask, acc, offset));
+  }
+  return acc;
+}
+
+// row_math PrefixInPlace over p[0..chunks] by one warp, lane l owning segment l.
+__device__ void WarpPrefix(double* p, int64_t chunks, int lane) {
+  const int64_t seg = cuda_math::PrefixSegment(chunks);
+  const int64_t begin = lane * seg;
+  const int64_t end = begin + seg < chunks ? begin + seg : chunks;
+  double acc = 0.0;
+  for (int64_t c = begin; c < end; ++c) {
+    acc = cuda_math::AddD(acc, p[c + 1]);
+    p[c + 1] = acc;
+  }
+  double offset = 0.0;  // ((0 + t_0) + t_1) + ... + t_{lane-1}, as the host model adds them
+  for (int l = 0; l < kWarp - 1; ++l) {
+    const double t = __shfl_sync(kFullMask, acc, l);
+    if (l < lane) offset = cuda_math::AddD(offset, t);
+  }
+  for (int64_t c = begin; c < end; ++c) p[c + 1] = cuda_math::AddD(offset, p[c + 1]);
+  if (lane == 0) p[0] = 0.0;
+}
+
+// The one-block-per-row path, for batches that fill the device: the whole of LaunchPrepare
+// for row blockIdx.x in one block of kRowThreads, every pass after the first reading the row
+// from L2 rather than memory. The same helpers in the same order as the multi-block path, so
+// a row gets the same bits on either path (BATCH-1: alone, a row takes the other one).
+constexpr int kRowThreads = 1024;
+__global__ void __launch_bounds__(kRowThreads)
+    RowKernel(const void* logits, uint32_t dtype, const uint8_t* masks,
+              const DeviceRowParams* params, int64_t row0, int64_t vocab, DeviceRowState* state,
+              double* prefix) {
+  const int64_t r = row0 + blockIdx.x;
+  const void* row = RowLogits(logits, dtype, r, vocab);
+  const uint8_t* mask = RowMask(masks, params[r], r, vocab);
+  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+  constexpr int kWarps = kRowThreads / kWarp;
+  __shared__ float warp_max[kWarps];
+  __shared__ long long warp_last[kWarps];
+  // Raw storage: a __shared__ variable cannot have DeviceRowState's default initializers.
+  __shared__ alignas(DeviceRowState) unsigned char st_storage[sizeof(DeviceRowState)];
+  DeviceRowState& st = *reinterpret_cast<DeviceRowState*>(st_storage);
+  __shared__ uint32_t count[256];
+  __shared__ unsigned long long mass[256];
+
+  float m = -cuda_math::Infinity();
+  int nan = 0;
+  for (int64_t i = threadIdx.x; i < vocab; i += kRowThreads) {
+    const float x = cuda_math::SupportLogit(row, dtype, mask, i);
+    if (x != x) {
+      nan = 1;
+    } else {
+      m = fmaxf(m, x);
+    }
+  }
+  m = WarpMax(m);
+  if (lane == 0) warp_max[warp] = m;
+  nan = __syncthreads_or(nan);
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < kWarps; ++w) m = fmaxf(m, warp_max[w]);
+    st = MakeRowState(m, nan, params[r], vocab);
+  }
+  __syncthreads();
+  if (st.status != 0) {
+    if (threadIdx.x == 0) state[r] = st;
+    return;
+  }
+  for (int shift = 24; shift >= 0 && st.top_k_active != 0; shift -= 8) {
+    for (int b = threadIdx.x; b < 256; b += kRowThreads) count[b] = 0;
+    __syncthreads();
+    for (int64_t i = threadIdx.x; i < vocab; i += kRowThreads) {
+      CountInto(count, cuda_math::SupportLogit(row, dtype, mask, i), st.thresholds.top_k_key,
+                shift);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) SelectTopKStep(count, shift, st);
+    __syncthreads();
+  }
+  for (int shift = 24; shift >= 0 && st.top_p_active != 0; shift -= 8) {
+    for (int b = threadIdx.x; b < 256; b += kRowThreads) mass[b] = 0;
+    __syncthreads();
+    for (int64_t i = threadIdx.x; i < vocab; i += kRowThreads) {
+      MassInto(mass, cuda_math::SupportLogit(row, dtype, mask, i), st, shift);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) SelectTopPStep(mass, shift, params[r].top_p, st);
+    __syncthreads();
+  }
+  const cuda_math::RowWeights weight{row, dtype, mask, st.setup, st.thresholds};
+  const int64_t chunks = cuda_math::ChunksFor(vocab);
+  double* p = prefix + r * (chunks + 1);
+  long long last = -1;
+  for (int64_t c = warp; c < chunks; c += kWarps) {
+    const int64_t begin = c * kChunk;
+    const int64_t n = begin + kChunk < vocab ? kChunk : vocab - begin;
+    const double sum = WarpChunkSum(weight, begin, n, lane, &last);
+    if (lane == 0) p[c + 1] = sum;
+  }
+  last = WarpMax(last);
+  if (lane == 0) warp_last[warp] = last;
+  __syncthreads();  // the chunk sums in p are visible to the whole block from here
+  if (warp == 0) WarpPrefix(p, chunks, lane);
+  if (threadIdx.x == 0) {
+    for (int w = 0; w < kWarps; ++w) last = warp_last[w] > last ? warp_last[w] : last;
+    st.last_positive_plus1 = static_cast<unsigned long long>(last + 1);
+    state[r] = st;
+  }
+}
+
 __global__ void MaxKernel(const void* logits, uint32_t dtype, const uint8_t* masks,
                           const DeviceRowParams* params, int64_t row0, int64_t vocab,
                           float* part_max, int32_t* part_nan) {
@@ -66,9 +265,7 @@ __global__ void MaxKernel(const void* logits, uint32_t dtype, const uint8_t* mas
       m = fmaxf(m, x);  // max is exact and order-free (the sign of a zero maximum is harmless)
     }
   }
-  for (int offset = kWarp / 2; offset >= 1; offset /= 2) {
-    m = fmaxf(m, __shfl_xor_sync(kFullMask, m, offset));
-  }
+  m = WarpMax(m);
   __shared__ float warp_max[kThreads / kWarp];
   if (threadIdx.x % kWarp == 0) warp_max[threadIdx.x / kWarp] = m;
   nan = __syncthreads_or(nan);
@@ -90,18 +287,7 @@ __global__ void SetupKernel(const DeviceRowParams* params, int64_t rows, int64_t
     m = fmaxf(m, part_max[r * blocks_per_row + b]);
     nan |= part_nan[r * blocks_per_row + b];
   }
-  DeviceRowState st;
-  const DeviceRowParams p = params[r];
-  st.status = static_cast<int32_t>(nan != 0                      ? RowStatus::kNanLogit
-                                   : m == -cuda_math::Infinity() ? RowStatus::kEmptySupport
-                                                                 : RowStatus::kOk);
-  st.setup = cuda_math::MakeRowSetup(m, p.temperature);
-  st.thresholds.min_p = p.min_p;
-  const bool truncates = st.status == 0 && st.setup.mode != cuda_math::Mode::kLimit;
-  st.top_k_active = truncates && p.top_k > 0 && p.top_k < vocab;
-  st.top_p_active = truncates && p.top_p < 1.0f;
-  st.k_left = static_cast<uint64_t>(p.top_k);
-  state[r] = st;
+  state[r] = MakeRowState(m, nan, params[r], vocab);
 }
 
 __global__ void CountHistKernel(const void* logits, uint32_t dtype, const uint8_t* masks,
@@ -115,15 +301,10 @@ __global__ void CountHistKernel(const void* logits, uint32_t dtype, const uint8_
   __syncthreads();
   const void* row = RowLogits(logits, dtype, r, vocab);
   const uint8_t* mask = RowMask(masks, params[r], r, vocab);
-  const uint32_t prefix = st.thresholds.top_k_key;
   const int64_t begin = blockIdx.x * kSpan;
   const int64_t end = begin + kSpan < vocab ? begin + kSpan : vocab;
   for (int64_t i = begin + threadIdx.x; i < end; i += kThreads) {
-    const float x = cuda_math::SupportLogit(row, dtype, mask, i);
-    const uint32_t key = cuda_math::OrderedKey(x);
-    if (x != -cuda_math::Infinity() && cuda_math::MatchesPrefix(key, prefix, shift)) {
-      atomicAdd(&hist[cuda_math::Digit(key, shift)], 1u);
-    }
+    CountInto(hist, cuda_math::SupportLogit(row, dtype, mask, i), st.thresholds.top_k_key, shift);
   }
   __syncthreads();
   for (int b = threadIdx.x; b < 256; b += kThreads) {
@@ -137,20 +318,7 @@ __global__ void SelectTopKKernel(int64_t rows, int shift, uint32_t* count_hist,
   if (r >= rows) return;
   DeviceRowState& st = state[r];
   if (st.top_k_active == 0) return;
-  uint32_t* hist = count_hist + r * 256;
-  bool keep_all = false;
-  if (shift == 24) {
-    uint64_t support = 0;
-    for (int b = 0; b < 256; ++b) support += hist[b];
-    keep_all = support < st.k_left;  // fewer than k tokens in the support: keep all
-  }
-  if (keep_all) {
-    st.top_k_active = 0;
-    st.thresholds.top_k_key = 0;
-  } else {
-    st.thresholds.top_k_key |= cuda_math::SelectTopKDigit(hist, &st.k_left) << shift;
-  }
-  for (int b = 0; b < 256; ++b) hist[b] = 0;  // ready for the next pass
+  SelectTopKStep(count_hist + r * 256, shift, st);
 }
 
 __global__ void MassHistKernel(const void* logits, uint32_t dtype, const uint8_t* masks,
@@ -165,19 +333,10 @@ __global__ void MassHistKernel(const void* logits, uint32_t dtype, const uint8_t
   __syncthreads();
   const void* row = RowLogits(logits, dtype, r, vocab);
   const uint8_t* mask = RowMask(masks, params[r], r, vocab);
-  const uint32_t prefix = st.thresholds.top_p_key;
-  const cuda_math::Thresholds after_top_k{st.thresholds.top_k_key, 0, 0.0f};
   const int64_t begin = blockIdx.x * kSpan;
   const int64_t end = begin + kSpan < vocab ? begin + kSpan : vocab;
   for (int64_t i = begin + threadIdx.x; i < end; i += kThreads) {
-    const float x = cuda_math::SupportLogit(row, dtype, mask, i);
-    const uint32_t key = cuda_math::OrderedKey(x);
-    if (cuda_math::MatchesPrefix(key, prefix, shift)) {
-      const uint64_t mass = cuda_math::FixedMass(cuda_math::KeptWeight(x, st.setup, after_top_k));
-      if (mass != 0) {
-        atomicAdd(&hist[cuda_math::Digit(key, shift)], static_cast<unsigned long long>(mass));
-      }
-    }
+    MassInto(hist, cuda_math::SupportLogit(row, dtype, mask, i), st, shift);
   }
   __syncthreads();
   for (int b = threadIdx.x; b < 256; b += kThreads) {
@@ -191,16 +350,7 @@ __global__ void SelectTopPKernel(const DeviceRowParams* params, int64_t rows, in
   if (r >= rows) return;
   DeviceRowState& st = state[r];
   if (st.top_p_active == 0) return;
-  unsigned long long* hist = mass_hist + r * 256;
-  uint64_t h[256];
-  for (int b = 0; b < 256; ++b) h[b] = hist[b];
-  if (shift == 24) {
-    uint64_t z = 0;
-    for (int b = 0; b < 256; ++b) z += h[b];
-    st.target = cuda_math::TopPTarget(params[r].top_p, z);
-  }
-  st.thresholds.top_p_key |= cuda_math::SelectTopPDigit(h, st.target, &st.above) << shift;
-  for (int b = 0; b < 256; ++b) hist[b] = 0;
+  SelectTopPStep(mass_hist + r * 256, shift, params[r].top_p, st);
 }
 
 __global__ void ChunkSumKernel(const void* logits, uint32_t dtype, const uint8_t* masks,
@@ -220,21 +370,10 @@ __global__ void ChunkSumKernel(const void* logits, uint32_t dtype, const uint8_t
     if (c >= chunks) break;
     const int64_t begin = c * kChunk;
     const int64_t n = begin + kChunk < vocab ? kChunk : vocab - begin;
-    double acc = 0.0;
-    for (int64_t j = lane; j < n; j += kWarp) {
-      const float w = weight(begin + j);
-      acc = cuda_math::AddD(acc, static_cast<double>(w));
-      if (w > 0.0f) last = begin + j;
-    }
-    for (int offset = kWarp / 2; offset >= 1; offset /= 2) {
-      acc = cuda_math::AddD(acc, __shfl_xor_sync(kFullMask, acc, offset));
-    }
-    if (lane == 0) prefix[r * (chunks + 1) + c + 1] = acc;
+    const double sum = WarpChunkSum(weight, begin, n, lane, &last);
+    if (lane == 0) prefix[r * (chunks + 1) + c + 1] = sum;
   }
-  for (int offset = kWarp / 2; offset >= 1; offset /= 2) {
-    const long long other = __shfl_xor_sync(kFullMask, last, offset);
-    last = other > last ? other : last;
-  }
+  last = WarpMax(last);
   if (lane == 0 && last >= 0) {
     atomicMax(&st.last_positive_plus1, static_cast<unsigned long long>(last + 1));
   }
@@ -247,22 +386,7 @@ __global__ void PrefixKernel(int64_t rows, int64_t vocab, const DeviceRowState* 
   const int lane = threadIdx.x % kWarp;
   if (r >= rows || state[r].status != 0) return;
   const int64_t chunks = cuda_math::ChunksFor(vocab);
-  double* p = prefix + r * (chunks + 1);
-  const int64_t seg = cuda_math::PrefixSegment(chunks);
-  const int64_t begin = lane * seg;
-  const int64_t end = begin + seg < chunks ? begin + seg : chunks;
-  double acc = 0.0;
-  for (int64_t c = begin; c < end; ++c) {
-    acc = cuda_math::AddD(acc, p[c + 1]);
-    p[c + 1] = acc;
-  }
-  double offset = 0.0;  // ((0 + t_0) + t_1) + ... + t_{lane-1}, as the host model adds them
-  for (int l = 0; l < kWarp - 1; ++l) {
-    const double t = __shfl_sync(kFullMask, acc, l);
-    if (l < lane) offset = cuda_math::AddD(offset, t);
-  }
-  for (int64_t c = begin; c < end; ++c) p[c + 1] = cuda_math::AddD(offset, p[c + 1]);
-  if (lane == 0) p[0] = 0.0;
+  WarpPrefix(prefix + r * (chunks + 1), chunks, lane);
 }
 
 __global__ void DrawKernel(const void* logits, uint32_t dtype, const uint8_t* masks,
@@ -348,6 +472,23 @@ cudaError_t LaunchPrepare(const void* logits, uint32_t dtype, const uint8_t* mas
                           const DeviceRowParams* params, int64_t rows, int64_t vocab,
                           bool any_top_k, bool any_top_p, const Workspace& ws,
                           cudaStream_t stream) {
+  // Batches that fill the device: one block per row, every pass in one kernel.
+  int device = 0, sms = 0;
+  if (cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+  if (cudaError_t e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+      e != cudaSuccess) {
+    return e;
+  }
+  if (rows >= sms) {
+    for (int64_t row0 = 0; row0 < rows; row0 += kMaxGridY) {
+      const int64_t n = rows - row0 < kMaxGridY ? rows - row0 : kMaxGridY;
+      RowKernel<<<static_cast<unsigned>(n), kRowThreads, 0, stream>>>(
+          logits, dtype, masks, params, row0, vocab, ws.state, ws.prefix);
+      if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
+  }
+  // Otherwise several blocks per row (one per kSpan logits), one kernel per pass.
   const unsigned bpr = static_cast<unsigned>(BlocksPerRow(vocab));
   cudaError_t e = ForRowGroups(rows, [&](int64_t row0, unsigned n) {
     MaxKernel<<<dim3(bpr, n), kThreads, 0, stream>>>(logits, dtype, masks, params, row0, vocab,

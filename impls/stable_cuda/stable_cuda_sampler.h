@@ -4,6 +4,11 @@
 // fp64 prefix sums, so that for the same seed and row id it draws stable_cpu's tokens except
 // where DRAW-4 allows. A row's bits never depend on the rest of the batch.
 //
+// Declares (as stable_cpu): keep-all ties at the top-k and top-p cuts (every token equal to the
+// k-th value, or to the last value the top-p prefix needs, is kept; -0 ties +0), a uniform
+// greedy tie-break, temperature first then top-k, top-p, min-p, NaN logits an error,
+// cross-device determinism, the fp32 accuracy class.
+//
 // This is the upper of two layers: it validates rows with the shared ValidateRowParameters /
 // ValidateRow, owns the device buffers (grown, never shrunk, reused across calls), launches
 // stable_cuda_kernels.h and maps CUDA errors to ABI errors. CUDA is touched lazily, on the

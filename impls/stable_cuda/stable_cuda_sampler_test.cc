@@ -187,6 +187,50 @@ TEST_F(StableCuda, RowsAreIndependentOfTheBatch) {
   }
 }
 
+// A batch of at least one row per SM takes the one-block-per-row kernel; alone, a row takes the
+// multi-block path. Both must give the host model's bits (and so each other's: BATCH-1).
+TEST_F(StableCuda, BothKernelPathsGiveTheSameBits) {
+  std::mt19937_64 rng(11);
+  for (std::size_t v : {4097u, 131072u}) {
+    std::vector<TestRow> rows;
+    std::normal_distribution<float> normal(0.0f, 3.0f);
+    for (int r = 0; r < 300; ++r) {  // more rows than any GPU has SMs
+      std::vector<float> x(v);
+      for (float& f : x) f = rng() % 4 == 0 ? std::round(normal(rng)) : normal(rng);
+      TestRow row =
+          TestRow(x).T(r % 7 == 0 ? 0.0f : 0.5f + 0.01f * static_cast<float>(r)).RowId(7000 + r);
+      if (r % 3 == 1) row.TopK(1 + r);
+      if (r % 4 == 1) row.TopP(0.2f + 0.002f * static_cast<float>(r));
+      if (r % 5 == 1) row.MinP(0.01f);
+      if (r % 6 == 1) {
+        std::vector<uint8_t> mask(v);
+        for (auto& b : mask) b = rng() % 3 != 0;
+        mask[0] = 1;
+        row.Mask(mask);
+      }
+      rows.push_back(row);
+    }
+    Batch batch{DType::kF32, v, {}};
+    for (const TestRow& row : rows) batch.rows.push_back(row.view());
+    const uint64_t draws = 50;
+    auto probs = sampler_->Probabilities(batch);
+    auto tokens = sampler_->Sample(batch, 5, 0, draws);
+    ASSERT_TRUE(probs.ok() && tokens.ok());
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      const cuda_math::HostModelRow m = Model(rows[r]);
+      for (std::size_t i = 0; i < v; ++i) {
+        ASSERT_EQ((*probs)[r * v + i], m.Probability(static_cast<int64_t>(i)))
+            << "row " << r << " token " << i << " V " << v;
+      }
+      for (uint64_t j = 0; j < draws; ++j) {
+        ASSERT_EQ((*tokens)[r * draws + j], m.Draw(CanonicalUniform(5, 7000 + r, j)))
+            << "row " << r << " draw " << j;
+      }
+      if (r % 50 == 0) ExpectMatchesModel(rows[r], 50);  // the same row alone
+    }
+  }
+}
+
 TEST_F(StableCuda, NeverDrawsOutsideTheKeptSet) {
   const TestRow row =
       TestRow({5, -kInf, 5, 1, 5, 0}).Mask({1, 1, 0, 1, 1, 1}).T(0.5f).TopK(2).RowId(4);
