@@ -1,7 +1,7 @@
 // stable_cuda's kernels. Every piece of math is a row_math.h function that the CPU build
 // unit-tests through host_model.h; this file only decides which thread computes what.
 //
-// Batches of at least one row per SM take RowKernel: one block of 1024 threads per row does
+// Batches of at least one row per SM take RowKernel: one block of 512 threads per row does
 // every step below, passes after the first reading the row from L2. Smaller batches take the
 // multi-block path: a row is split into spans of kSpan = 4096 logits, one block of 256 threads
 // per span, grid.y over rows, one kernel per step:
@@ -131,6 +131,7 @@ __device__ void MassInto(unsigned long long* hist, float x, const DeviceRowState
 __device__ double WarpChunkSum(const cuda_math::RowWeights& weight, int64_t begin, int64_t n,
                                int lane, long long* last) {
   double acc = 0.0;
+#pragma unroll 8  // independent loads in flight: the loop is latency-bound otherwise
   for (int64_t j = lane; j < n; j += kWarp) {
     const float w = weight(begin + j);
     acc = cuda_math::AddD(acc, static_cast<double>(w));
@@ -165,7 +166,7 @@ __device__ void WarpPrefix(double* p, int64_t chunks, int lane) {
 // for row blockIdx.x in one block of kRowThreads, every pass after the first reading the row
 // from L2 rather than memory. The same helpers in the same order as the multi-block path, so
 // a row gets the same bits on either path (BATCH-1: alone, a row takes the other one).
-constexpr int kRowThreads = 1024;
+constexpr int kRowThreads = 512;
 __global__ void __launch_bounds__(kRowThreads)
     RowKernel(const void* logits, uint32_t dtype, const uint8_t* masks,
               const DeviceRowParams* params, int64_t row0, int64_t vocab, DeviceRowState* state,
@@ -185,6 +186,7 @@ __global__ void __launch_bounds__(kRowThreads)
 
   float m = -cuda_math::Infinity();
   int nan = 0;
+#pragma unroll 8  // independent loads in flight: the loop is latency-bound otherwise
   for (int64_t i = threadIdx.x; i < vocab; i += kRowThreads) {
     const float x = cuda_math::SupportLogit(row, dtype, mask, i);
     if (x != x) {
@@ -257,6 +259,7 @@ __global__ void MaxKernel(const void* logits, uint32_t dtype, const uint8_t* mas
   const int64_t end = begin + kSpan < vocab ? begin + kSpan : vocab;
   float m = -cuda_math::Infinity();
   int nan = 0;
+#pragma unroll 8  // independent loads in flight: the loop is latency-bound otherwise
   for (int64_t i = begin + threadIdx.x; i < end; i += kThreads) {
     const float x = cuda_math::SupportLogit(row, dtype, mask, i);
     if (x != x) {
