@@ -25,7 +25,7 @@ cuda_err="$(mktemp)"
   2>"$cuda_err" | tail -n 3
 rc=${PIPESTATUS[0]}
 if grep -q "stable_cuda: no CUDA device" "$cuda_err"; then
-  echo "stable_cuda: skipped: $(grep -o 'stable_cuda: no CUDA device.*' "$cuda_err" | head -n 1)"
+  echo "stable_cuda: skipped ($(grep -o 'no CUDA device.*' "$cuda_err" | head -n 1))"
 elif grep -q "no built-in sampler named 'stable_cuda'" "$cuda_err"; then
   echo "stable_cuda: skipped: this sampcert was built without CUDA (no nvcc at build time)"
 elif [ "$rc" -ne 0 ]; then
