@@ -99,6 +99,17 @@ for b in runs:
         name = f"{dt.get(parts.get('dtype'), '?')} batch {parts.get('batch')} V {parts.get('V')}" + \
                (" top-k+top-p" if parts.get("topk_topp") == "1" else " plain")
     print(f"| {name} | {b['real_time']:.1f} | {gbs:.0f} | {'' if frac is None else f'{frac:.2f}'} |")
+# The brief's two targets, at f16 batch 256 x V 128k.
+key = "BM_StableCuda/dtype:1/batch:256/V:131072/topk_topp:{}/manual_time"
+by_name = {b["name"]: b for b in runs if "error_occurred" not in b}
+plain, trunc = by_name.get(key.format(0)), by_name.get(key.format(1))
+if plain and "of_copy_bw" in plain:
+    f = plain["of_copy_bw"]
+    print(f"target: plain f16 256 x 128k at {f:.2f} of copy bandwidth (>= 0.5): "
+          f"{'met' if f >= 0.5 else 'MISSED'}")
+if plain and trunc:
+    r = trunc["real_time"] / plain["real_time"]
+    print(f"target: top-k/top-p at {r:.2f}x plain (<= 3x): {'met' if r <= 3 else 'MISSED'}")
 PY
 fi
 say "total: $(( $(date +%s) - started )) s; results in $out"
