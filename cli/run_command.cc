@@ -99,6 +99,11 @@ int RunRun(const RunRequest& req, std::ostream& out, std::ostream& err) {
   opts.only_dtype = req.only_dtype;
   opts.only_item = req.only_item;
   opts.only_case = req.only_case;
+  // An item must return exactly the keys the plan requires (and the runner's ABI-1).
+  opts.expected_keys = [](const properties::Plan& p, const properties::PlanItem& item,
+                          const adapters::SamplerInfo& i, int64_t only_case) {
+    return properties::ExpectedResultKeys(p, item, i, only_case);
+  };
   // Nothing of the sampler runs in this process (unless --no-isolation): it is opened inside
   // the describe worker and inside every item's worker.
   const std::string sampler_arg = req.sampler;

@@ -29,6 +29,10 @@ TEST(Runner, CrashesAndHangsBecomeStatusesAndTheRunGoesOn) {
   RunOptions opts;
   opts.jobs = 2;
   opts.item_timeout_s = 3;
+  opts.expected_keys = [](const Plan& p, const PlanItem& item, const adapters::SamplerInfo& i,
+                          int64_t only_case) {
+    return properties::ExpectedResultKeys(p, item, i, only_case);
+  };
   auto info = Describe(Opener(MISBEHAVING_PLUGIN_PATH), opts);
   ASSERT_TRUE(info.ok()) << info.error().message;
   Profile profile;
