@@ -246,8 +246,9 @@ std::string DeathOf(const Worker& w, const Ended& e, uint64_t memory_limit) {
           "process";
     }
     const std::string call = CallOf(w.shared);
-    if ((sig == SIGSEGV || sig == SIGBUS) && memory_limit > 0 && !call.empty() &&
-        call.find("dlopen") == std::string::npos) {
+    // Allocation-heavy calls only: a segfault while loading is no out-of-memory suspect.
+    if ((sig == SIGSEGV || sig == SIGBUS) && memory_limit > 0 &&
+        (call == " during sample()" || call == " during probabilities()")) {
       why += fmt::format(
           " (if it ran out of memory: the worker's address space is limited to "
           "{} MiB, and an unchecked failed malloc ends like this)",
