@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <set>
+#include <tuple>
 
 #include "reports/report_json.h"
 
@@ -170,6 +171,16 @@ bool ReadReport(const std::string& path, Report* out, std::string* error) {
   return error->empty();
 }
 
+void SortResults(std::vector<TestResult>* results) {
+  auto rank = [](const std::string& dtype) {
+    return dtype == "f32" ? 0 : dtype == "f16" ? 1 : dtype == "bf16" ? 2 : 3;
+  };
+  std::stable_sort(results->begin(), results->end(), [&](const TestResult& a, const TestResult& b) {
+    return std::make_tuple(rank(a.dtype), a.dtype, a.property, a.family) <
+           std::make_tuple(rank(b.dtype), b.dtype, b.property, b.family);
+  });
+}
+
 bool Merge(const std::vector<Report>& shards, Report* out, std::string* error) {
   if (shards.empty()) {
     *error = "nothing to merge";
@@ -208,6 +219,7 @@ bool Merge(const std::vector<Report>& shards, Report* out, std::string* error) {
                                         s.expectation_differences.end());
   }
   std::sort(out->expectation_differences.begin(), out->expectation_differences.end());
+  SortResults(&out->results);
   const std::string first = shards.front().context.value("shard", "0/1");
   const auto slash = first.find('/');
   const std::size_t expected_shards =
