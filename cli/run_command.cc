@@ -51,8 +51,10 @@ std::string CpuName() {
 // fails in the worker (a Crash) instead of swapping the host. None under AddressSanitizer, whose
 // shadow memory reserves terabytes of address space; there an out-of-memory worker ends with
 // ASan's own report (exit status 1) or the kernel's OOM killer (a SIGKILL the runner names).
+// Nor in builds with CUDA: the driver reserves address space far beyond memory (a CUDA
+// sampler's out-of-memory is its own cudaErrorMemoryAllocation, returned as an error).
 uint64_t DefaultMemoryLimit() {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(SAMPCERT_HAVE_CUDA)
   return 0;
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
