@@ -1,7 +1,9 @@
 // `sampcert run`: certifies one sampler against a profile's plan, prints a summary (with a
 // progress line on a terminal) and writes DIR/report.json. Exit codes: 0 conformant (only Pass,
 // Warning, NotSupported, Waived), 1 not conformant (or, with --expect, any FIX / REGRESSION /
-// DIFFERENCE against the expectations), 2 usage errors or a sampler that cannot be loaded.
+// DIFFERENCE against the expectations, or a run stopped by --time-budget: incomplete), 2 usage
+// errors, a sampler that cannot be loaded, or a host error; 128 + N when signal N (SIGINT,
+// SIGTERM) stopped the run, after writing what was finished as an incomplete report.
 #ifndef SAMPCERT_CLI_RUN_COMMAND_H_
 #define SAMPCERT_CLI_RUN_COMMAND_H_
 
@@ -17,11 +19,11 @@ struct RunRequest {
   uint64_t seed = 1;
   int jobs = 1;
   std::string shard = "0/1";
-  double time_budget_s = 0;  // 0: the profile's default
+  double time_budget_s = 0;  // whole-run wall-clock limit; reached: the run is incomplete
   std::string out_dir = "sampcert-report";
   std::string expect_file;  // expectations / waivers
   bool no_isolation = false;
-  double item_timeout_s = 300;  // a plan item running longer is a Timeout
+  double item_timeout_s = 300;  // CPU seconds a plan item may use; past it a Timeout
   std::string only_dtype;
   std::string only_item;
   int64_t only_case = -1;
