@@ -14,6 +14,11 @@ Outcome CheckInvalid(adapters::Sampler& sampler, const RowCase& row, uint64_t se
             fmt::format("returned token {} for invalid input; SPEC wants {}: {}", got->front(),
                         ErrorCodeName(expected.code), expected.message)};
   }
+  // SPEC section 5: the error report itself is part of the contract (message NUL-terminated in
+  // its buffer, code equal to the returned status, a row-level error naming its row).
+  if (const std::string& problem = sampler.last_error_problem(); !problem.empty()) {
+    return {"INV-ERR-1", false, true, "the error report is malformed: " + problem};
+  }
   if (got.error().code != expected.code) {
     return {
         "INV-ERR-1", false, true,

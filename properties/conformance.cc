@@ -63,6 +63,7 @@ const std::vector<std::pair<std::string, std::string>>& PropertyCatalog() {
       {"DIST-2", "draws at truncation boundaries follow the reference, given the kept set"},
       {"TAIL-1", "the tail's drawn count matches its reference mass (binomial)"},
       {"DEV-1", "a declared greedy threshold is reported as a Warning with its size"},
+      {"ABI-1", "buffers are used as the ABI header says (no write to inputs or past outputs)"},
   };
   return catalog;
 }

@@ -80,6 +80,12 @@ case $case_name in
     run; expect_rc 1
     expect_report "sample\\(\\) wrote into row 0's logits \\(a const input\\)"
     ;;
+  unterminated_error)
+    # INV-ERR-1 checks the error report too (SPEC section 5): NUL-terminated, naming its row.
+    run; expect_rc 1
+    expect_report '"property": "INV-ERR-1"'
+    expect_report "the error report is malformed"
+    ;;
   info_flip)
     run; expect_rc 1
     expect_report "get_info in this item's worker differs from what the describe step saw"
