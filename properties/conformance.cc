@@ -9,10 +9,7 @@
 namespace sampcert::properties {
 
 std::optional<RowCase> PlannedRow(const PlanItem& item, uint32_t capabilities) {
-  for (auto& [name, row] : PlannedRows(DTypeFromName(item.dtype), capabilities)) {
-    if (name == item.name) return row;
-  }
-  return std::nullopt;
+  return PlannedRowByName(DTypeFromName(item.dtype), item.name, capabilities);
 }
 
 std::string StatisticalProperty(const PlanItem& item, const std::optional<RowCase>& row) {
