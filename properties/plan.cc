@@ -91,6 +91,48 @@ std::vector<std::pair<std::string, RowCase>> PlannedRows(DType dtype, uint32_t c
     r.top_p = 0.8f;
     rows.emplace_back("top_p_V200", r);
   }
+  if (caps & SAMPCERT_CAP_TOP_K) {
+    // A boundary (SPEC section 7): the (k+1)-th logit one step of the dtype below the k-th,
+    // inside the rounding band (BAND-1), so the (k+1)-th token is may-keep and DIST-2 tests the
+    // null conditioned on what the sampler kept. f32: k = 10 at T = 0.8. A half-precision step
+    // is far wider than fp32's band except next to the maximum at a huge T (log-weights near 0,
+    // step / T = 6e-8 for bf16 against a band of 3.6e-7): k = 1, the top two one step apart.
+    RowCase r = MakeRow(dtype, LlmLike(200, 8), 0.8f, 115);
+    const bool half = dtype != DType::kF32;
+    r.top_k = half ? 1 : 10;
+    if (half) r.temperature = 0x1p20f;
+    std::vector<std::size_t> order(r.vocab());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return r.Logit(a) > r.Logit(b) || (r.Logit(a) == r.Logit(b) && a < b);
+    });
+    const std::size_t kth = order[static_cast<std::size_t>(r.top_k - 1)];
+    const std::size_t next = order[static_cast<std::size_t>(r.top_k)];
+    // The next value below the k-th: one step of the bit pattern toward -inf.
+    const bool positive = r.Logit(kth) > 0;
+    if (dtype == DType::kF32) {
+      r.bits32[next] = positive ? r.bits32[kth] - 1 : r.bits32[kth] + 1;
+    } else {
+      r.bits16[next] = static_cast<uint16_t>(positive ? r.bits16[kth] - 1 : r.bits16[kth] + 1);
+    }
+    rows.emplace_back("top_k_near_tie_V200", r);
+  }
+  if (caps & SAMPCERT_CAP_TOP_P) {
+    // A boundary: top_p within fp32's epsilon of the cumulative sum of the two most probable
+    // tokens (the sum in double from the dtype's logits, portable exp; the reference's own sum
+    // differs by ~1e-16, far inside the band), so the third token is may-keep.
+    RowCase r = MakeRow(dtype, {0, 0, 0, 0, 0, 0, 0, 0}, 1.0f, 116);
+    const double w[] = {16, 8, 4, 2, 1.5, 1.25, 1.1, 1.05};
+    for (std::size_t i = 0; i < 8; ++i) r.SetLogit(i, static_cast<float>(PortableLog(w[i])));
+    double z = 0, top2 = 0;
+    for (std::size_t i = 0; i < 8; ++i) {
+      const double e = PortableExp(static_cast<double>(r.Logit(i)));
+      z += e;
+      if (i < 2) top2 += e;
+    }
+    r.top_p = static_cast<float>(top2 / z);
+    rows.emplace_back("top_p_on_cumsum_V8", r);
+  }
   if (caps & SAMPCERT_CAP_MIN_P) {
     RowCase r = MakeRow(dtype, LlmLike(200, 5), 0.8f, 108);
     r.min_p = 0.05f;
@@ -155,7 +197,8 @@ Plan MakePlan(const Profile& profile, const adapters::SamplerInfo& info, uint64_
     if (info.Has(DTypeCap(d))) dtypes.emplace_back(DTypeName(d));
   }
   for (const std::string& d : dtypes) plan.items.push_back({"deterministic", d, "", 0, 0});
-  std::size_t statistical = 0;
+  // DIST-3 (the deterministic item's pooled draws) is a statistical test too.
+  std::size_t statistical = dtypes.size();
   for (const std::string& d : dtypes) {
     for (const auto& [name, row] : PlannedRows(DTypeFromName(d), info.capabilities)) {
       plan.items.push_back({name.starts_with("dominant_tail") || name.starts_with("deep_tail")
@@ -174,6 +217,14 @@ Plan MakePlan(const Profile& profile, const adapters::SamplerInfo& info, uint64_
   const double reserve = profile.false_alarm_budget * profile.rerun_reserve;
   for (PlanItem& it : plan.items) {
     it.seed = Mix(seed, FixedHash(it.Id()));
+    if (it.kind == "deterministic") {
+      // DIST-3: three sub-tests on the generated rows' own draws; a suspicious first look is
+      // re-run on fresh draws of the same rows at the reserve's share.
+      it.level = 0.5 * main_budget / static_cast<double>(statistical);
+      it.rerun_level = 0.5 * reserve / static_cast<double>(statistical);
+      it.subtests = 3;
+      continue;
+    }
     if (it.kind != "distribution" && it.kind != "tail") continue;
     it.level = 0.5 * main_budget / static_cast<double>(statistical);
     it.rerun_level = 0.5 * reserve / static_cast<double>(statistical);
@@ -196,7 +247,17 @@ Plan MakePlan(const Profile& profile, const adapters::SamplerInfo& info, uint64_
       if (name != it.name) continue;
       const Expected<ReferenceDistribution> ref = ComputeReference(row.view(), info.policies);
       if (!ref.ok()) break;  // the item reports NotSupported
-      const Cells cells = MakeCells(ref->probs, profile.max_draws);
+      // At a boundary the sampler may keep every may-keep token, adding cells: plan the draws
+      // for the larger of the two cell sets.
+      Cells cells = MakeCells(ref->probs, profile.max_draws);
+      std::vector<uint8_t> all_kept(ref->keep.size(), 0);
+      for (std::size_t i = 0; i < all_kept.size(); ++i) {
+        all_kept[i] = ref->keep[i] == KeepClass::kMustKeep || ref->keep[i] == KeepClass::kMayKeep;
+      }
+      if (auto wide = ref->RenormalizedOver(all_kept); wide.ok()) {
+        Cells more = MakeCells(*wide, profile.max_draws);
+        if (more.probability.size() > cells.probability.size()) cells = std::move(more);
+      }
       const double df = static_cast<double>(cells.probability.size()) - 1;
       const double g_level = it.level / it.subtests;  // the G-test's share of the item's level
       if (it.name.starts_with("rounding_probe")) {
