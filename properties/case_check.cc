@@ -37,7 +37,8 @@ CaseKeys KeysForCase(const RowCase& row, const adapters::SamplerInfo& info) {
   return keys;
 }
 
-std::vector<Outcome> CheckCase(adapters::Sampler& sampler, const RowCase& row, uint64_t seed) {
+std::vector<Outcome> CheckCase(adapters::Sampler& sampler, const RowCase& row, uint64_t seed,
+                               const DrawsHook* on_draws) {
   const adapters::SamplerInfo& info = sampler.info();
   const Expected<ReferenceDistribution> ref = ComputeReference(row.view(), info.policies);
   if (!ref.ok()) return {CheckInvalid(sampler, row, seed, ref.error())};
@@ -48,6 +49,7 @@ std::vector<Outcome> CheckCase(adapters::Sampler& sampler, const RowCase& row, u
     ctx.outcomes[k] = Outcome{k, true, false, "not reached: an earlier check of this case failed"};
   }
   if (CheckValid(ctx)) {
+    if (on_draws != nullptr) (*on_draws)(*ref, ctx.tokens);
     CheckSupportAndLimits(ctx);
     CheckDeterminism(ctx);
     CheckProbabilityFamily(ctx);

@@ -11,6 +11,7 @@
 #define SAMPCERT_PROPERTIES_CASE_CHECK_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -40,8 +41,13 @@ struct CaseKeys {
 };
 CaseKeys KeysForCase(const RowCase& row, const adapters::SamplerInfo& info);
 
+// Called with a valid case's reference and its kDrawsPerCase draws (DIST-3 pools them).
+using DrawsHook = std::function<void(const ReferenceDistribution&, const std::vector<int64_t>&)>;
+
 // Runs every property of the case's keys; returns exactly one outcome per key, in key order.
-std::vector<Outcome> CheckCase(adapters::Sampler& sampler, const RowCase& row, uint64_t seed);
+// `on_draws`, when given, sees the draws of a valid case that returned tokens.
+std::vector<Outcome> CheckCase(adapters::Sampler& sampler, const RowCase& row, uint64_t seed,
+                               const DrawsHook* on_draws = nullptr);
 
 // --- Internal: the property families, sharing one context per case. ----------------------------
 struct CaseContext {

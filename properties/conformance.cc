@@ -9,10 +9,7 @@
 namespace sampcert::properties {
 
 std::optional<RowCase> PlannedRow(const PlanItem& item, uint32_t capabilities) {
-  for (auto& [name, row] : PlannedRows(DTypeFromName(item.dtype), capabilities)) {
-    if (name == item.name) return row;
-  }
-  return std::nullopt;
+  return PlannedRowByName(DTypeFromName(item.dtype), item.name, capabilities);
 }
 
 std::string StatisticalProperty(const PlanItem& item, const std::optional<RowCase>& row) {
@@ -61,7 +58,8 @@ const std::vector<std::pair<std::string, std::string>>& PropertyCatalog() {
       {"PROB-1", "probabilities within the tolerance table of the reference"},
       {"DIST-1", "draws follow the reference distribution (G-test)"},
       {"DIST-2", "draws at truncation boundaries follow the reference, given the kept set"},
-      {"TAIL-1", "the tail's drawn count matches its reference mass (binomial)"},
+      {"DIST-3", "the generated rows' draws, pooled, follow their references (PIT, score test)"},
+      {"TAIL-1", "each nested tail set's drawn count matches its reference mass (binomial)"},
       {"DEV-1", "a declared greedy threshold is reported as a Warning with its size"},
       {"ABI-1", "buffers are used as the ABI header says (no write to inputs or past outputs)"},
   };

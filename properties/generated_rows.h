@@ -11,7 +11,9 @@
 
 #include "adapters/sampler.h"
 #include "properties/plan.h"
+#include "properties/statistics.h"
 #include "results/test_result.h"
+#include "sampcert/reference_distribution.h"
 
 namespace sampcert::properties {
 
@@ -24,6 +26,27 @@ std::vector<std::pair<std::string, std::string>> GeneratedRowKeys(const Plan& pl
                                                                   const PlanItem& item,
                                                                   const adapters::SamplerInfo& info,
                                                                   int64_t only_case);
+
+// DIST-3 (SPEC.md section 12): the draws of every valid generated row of an item, pooled. Each
+// row's draws get a randomized probability integral transform (tokens in decreasing reference
+// probability, ties by index: u = F(before t) + U p(t), exactly uniform under the null) and
+// their log p; rows with may-keep tokens are tested against the reference restricted to the
+// must-keep tokens, draws of may-keep tokens left out. A row with an exact failure (a token out
+// of range or of probability 0) is left out (its exact property fails).
+class PooledDistribution {
+ public:
+  static constexpr int kBins = 16;
+  void Add(const ReferenceDistribution& ref, const std::vector<int64_t>& tokens, uint64_t seed);
+  results::TestResult Result(const PlanItem& item) const;
+
+ private:
+  std::vector<double> bins_ = std::vector<double>(kBins, 0);
+  double top_ = 0;  // draws with u >= 1 - 1/1024: the least probable 1/1024 of the mass
+  double n_ = 0;
+  uint64_t rows_ = 0;
+  double score_sum_ = 0;
+  std::vector<ScoreComponent> components_;
+};
 
 }  // namespace sampcert::properties
 

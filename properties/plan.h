@@ -9,6 +9,7 @@
 #define SAMPCERT_PROPERTIES_PLAN_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,6 +30,8 @@ struct Profile {
   int shrink_steps = 0;              // bound on shrinking steps per failure
   uint64_t shrink_work = 0;          // bound on the logits of the candidates tried per failure
   int shrink_failures = 0;           // (property, family) failures shrunk per item
+  // Every tail set of TAIL-1 must detect this relative change of its mass w.p. 0.9.
+  double required_tail_change = 0.2;
 };
 bool ProfileByName(const std::string& name, Profile* out);
 
@@ -42,6 +45,10 @@ struct PlanItem {
   uint64_t seed = 0;         // the item's own seed, from the plan's seed and its name
   uint64_t draws = 0;        // first look (statistical items)
   uint64_t rerun_draws = 0;  // the re-run of a suspicious first look
+  // The sub-tests sharing the item's level equally (Bonferroni): distribution items run the
+  // G-test, the score test on log p and the band-conditional score test; tail items one exact
+  // binomial per nested tail set.
+  int subtests = 1;
   std::string Id() const { return dtype + "/" + (name.empty() ? kind : name); }
 };
 
@@ -61,6 +68,8 @@ std::string PlanVersion(const Plan& plan);
 
 // The planned rows of the statistical tests, by name (also used by the calibration test).
 std::vector<std::pair<std::string, RowCase>> PlannedRows(DType dtype, uint32_t capabilities);
+std::optional<RowCase> PlannedRowByName(DType dtype, const std::string& name,
+                                        uint32_t capabilities);
 
 // Helpers shared by the plan and the items.
 DType DTypeFromName(const std::string& s);

@@ -5,12 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "properties/conformance.h"
 #include "properties/generators.h"
 #include "properties/portable_random.h"
 #include "registry/open_sampler.h"
+#include "sampcert/reference_distribution.h"
 
 namespace sampcert::properties {
 namespace {
@@ -59,7 +61,26 @@ TEST(Plan, GeneratedAndPlannedRowsArePinned) {
       for (uint16_t b : r.bits16) h = Mix(h, b);
     }
   }
-  EXPECT_EQ(h, 77455105667120741u) << "row digest " << h;
+  EXPECT_EQ(h, 13056924138661630979u) << "row digest " << h;
+}
+
+// Issue 9: the boundary rows put a may-keep token in front of DIST-2 under each built-in's
+// declared policies and every dtype.
+TEST(Plan, BoundaryRowsHaveMayKeepTokens) {
+  for (const char* name : {"stable_cpu", "naive", "floor_fix"}) {
+    auto s = registry::OpenSampler(name);
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    for (DType d : {DType::kF32, DType::kF16, DType::kBF16}) {
+      for (const char* row_name : {"top_k_near_tie_V200", "top_p_on_cumsum_V8"}) {
+        const auto row = PlannedRowByName(d, row_name, 0xffffffffu);
+        ASSERT_TRUE(row.has_value()) << row_name;
+        const auto ref = ComputeReference(row->view(), (*s)->info().policies);
+        ASSERT_TRUE(ref.ok()) << ref.error().message;
+        EXPECT_GE(std::count(ref->keep.begin(), ref->keep.end(), KeepClass::kMayKeep), 1)
+            << name << " " << DTypeName(d) << " " << row_name;
+      }
+    }
+  }
 }
 
 TEST(PortableMath, ExpAndLogAreAccurate) {

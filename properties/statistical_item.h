@@ -13,6 +13,7 @@
 #include "properties/row_case.h"
 #include "results/test_result.h"
 #include "sampcert/error.h"
+#include "sampcert/reference_distribution.h"
 
 namespace sampcert::properties {
 
@@ -34,6 +35,17 @@ std::vector<results::TestResult> RunDistribution(adapters::Sampler& sampler,
                                                  const std::string& sampler_arg, const Plan& plan,
                                                  const PlanItem& item, results::TestResult r,
                                                  const RowCase& row);
+// TAIL-1's nested tail sets of a row, fixed from the reference before drawing: the tokens below
+// 1e-4, below 1e-7, and below 2^-24 of the most probable token (where an fp32 exponential race
+// loses everything), each kept when it has mass and differs from the set before it.
+struct TailSet {
+  std::string label;
+  std::vector<uint8_t> member;  // per token
+  std::size_t tokens = 0;
+  double mass = 0;
+};
+std::vector<TailSet> TailSets(const ReferenceDistribution& ref);
+
 std::vector<results::TestResult> RunTail(adapters::Sampler& sampler, const std::string& sampler_arg,
                                          const Plan& plan, const PlanItem& item,
                                          results::TestResult r, const RowCase& row);

@@ -49,8 +49,52 @@ double DetectableTv(double df, double alpha, uint64_t n);
 uint64_t DrawsForTv(double df, double alpha, double tv);
 
 // Two-sided exact binomial p-value of k successes in n trials of probability p (Boost.Math):
-// twice the smaller tail, capped at 1.
+// twice the smaller tail, capped at 1. With k = 0 this is the zero-count test, 2 (1 - p)^n.
 double BinomialTwoSided(uint64_t k, uint64_t n, double p);
+
+// Exact power of BinomialTwoSided at level alpha when the true probability is p1, not p0.
+double BinomialPower(uint64_t n, double p0, double p1, double alpha);
+
+// The smallest shift d of a probability p0 such that the level-alpha exact binomial test of n
+// draws detects p0 - d and p0 + d with probability 0.9 (a direction that leaves [0, 1] is not
+// required); +inf when no shift is detectable. A two-cell test's detectable TV is this d.
+double DetectableShiftBinomial(uint64_t n, double p0, double alpha);
+
+// A score statistic: the sum over draws of y(token), where component r contributes n draws of a
+// discrete variable taking values[i] with probability probs[i] under the null (a planned row:
+// one component; DIST-3: one per generated row). Its null distribution is known exactly through
+// the cumulant generating function K(t) = sum_r n_r log sum_i p_i e^(t y_i); the p-value is the
+// saddle-point (Lugannani-Rice) tail of K, two-sided (twice the smaller tail, capped at 1).
+struct ScoreComponent {
+  double n = 0;
+  std::vector<double> values;
+  std::vector<double> probs;  // sums to 1
+};
+struct ScoreResult {
+  double mean = 0;      // K'(0)
+  double variance = 0;  // K''(0)
+  double observed = 0;
+  double z = 0;  // (observed - mean) / sd
+  double p_value = 1;
+};
+ScoreResult ScoreTest(std::span<const ScoreComponent> components, double observed);
+// The two-sided saddle-point p-value alone (also used by the calibration tests).
+double SaddlePointTwoSided(std::span<const ScoreComponent> components, double observed);
+
+// The per-token values of the two score statistics of a distribution: score = log p (its sum
+// is the score statistic for the temperature: a relative temperature error e moves its mean
+// by about e Var(log p) per draw) and band = log p - E[log p | band of the token], where the
+// band is floor(-log2 p) (its mean is 0 under the null whatever the band masses; evening out or
+// tilting the probabilities inside a band moves it). 0 for tokens of probability 0.
+struct ScoreSummary {
+  std::vector<double> score, band;
+  double score_var = 0, band_var = 0;  // per draw, under the null
+};
+ScoreSummary ScoreValues(std::span<const long double> probs);
+
+// The mean shift (in units of y) a two-sided level-alpha score test detects with probability
+// 0.9, for a statistic of variance `variance` (normal approximation: (z_{alpha/2} + z_0.9) sd).
+double DetectableMeanShift(double variance, double alpha);
 
 }  // namespace sampcert::properties
 

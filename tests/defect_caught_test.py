@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""A planted defect is caught by the standard profile (issue 9).
+
+Usage: defect_caught_test.py SAMPCERT PLUGIN OUT_DIR DEFECT [PROPERTY/FAMILY ...]
+
+Runs `sampcert run --profile standard` on the defective plug-in with SAMPCERT_DEFECT=DEFECT. With
+no PROPERTY/FAMILY, the run must be conformant (the control). Otherwise the verdict must be
+non-conformant and at least one of the named results (e.g. DIST-1/llm_like_V1000) must be a Fail;
+every failing result is printed with its message and draws, which is the note's evidence.
+"""
+import json
+import os
+import subprocess
+import sys
+
+
+def main():
+    sampcert, plugin, out, defect = sys.argv[1:5]
+    wanted = sys.argv[5:]
+    env = dict(os.environ, SAMPCERT_DEFECT=defect)
+    proc = subprocess.run([sampcert, "run", "--sampler", plugin, "--profile", "standard",
+                           "--jobs", "2", "--out", out], env=env, capture_output=True, text=True)
+    report_path = os.path.join(out, "report.json")
+    if not os.path.exists(report_path):
+        print(proc.stdout, proc.stderr)
+        print(f"FAIL: no report for defect {defect}")
+        return 1
+    with open(report_path) as f:
+        report = json.load(f)
+    failed = []
+    for r in report["results"]:
+        if r["status"] != "Pass" and r["status"] != "NotSupported":
+            msg = (r.get("failure") or {}).get("message", "") or r.get("note", "")
+            print(f"{r['status']}: {r['property']}/{r['dtype']}/{r['family']}: {msg}")
+            if r["status"] == "Fail":
+                failed.append(f"{r['property']}/{r['family']}")
+    if not wanted:
+        if proc.returncode != 0 or failed:
+            print(f"FAIL: the control (defect {defect}) is not conformant (exit {proc.returncode})")
+            return 1
+        print(f"ok: defect {defect} is conformant")
+        return 0
+    if proc.returncode == 0:
+        print(f"FAIL: defect {defect} passed the standard profile")
+        return 1
+    caught = [w for w in wanted if w in failed]
+    if not caught:
+        print(f"FAIL: defect {defect} was not caught by any of {wanted} (failed: {failed})")
+        return 1
+    print(f"ok: defect {defect} caught by {caught}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
