@@ -1,7 +1,9 @@
 // `sampcert run`: certifies one sampler against a profile's plan, prints a summary (with a
-// progress line on a terminal) and writes DIR/report.json. Exit codes: 0 conformant (only Pass,
-// Warning, NotSupported, Waived), 1 not conformant (or, with --expect, any FIX / REGRESSION /
-// DIFFERENCE against the expectations), 2 usage errors or a sampler that cannot be loaded.
+// progress line on a terminal) and publishes DIR/report.{json,html,junit.xml} as one set (with
+// report.manifest.json). Exit codes: 0 conformant (only Pass, Warning, NotSupported, Waived), 1
+// not conformant (or, with --expect, any FIX / REGRESSION / DIFFERENCE against the
+// expectations), 2 usage errors (every option is checked before any work, --out included) or a
+// sampler that cannot be loaded.
 #ifndef SAMPCERT_CLI_RUN_COMMAND_H_
 #define SAMPCERT_CLI_RUN_COMMAND_H_
 
@@ -10,6 +12,9 @@
 #include <string>
 
 namespace sampcert::cli {
+
+// More workers than this is a typo, not a machine (each is a process with its own pipe).
+inline constexpr int kMaxJobs = 256;
 
 struct RunRequest {
   std::string sampler;
