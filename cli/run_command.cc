@@ -181,6 +181,7 @@ int RunRun(const RunRequest& req, std::ostream& out, std::ostream& err) {
   if (!req.expect_file.empty()) {
     report.expectation_differences = reports::ApplyExpectations(expectations, &results);
   }
+  reports::SortResults(&results);
   report.results = std::move(results);
   report.context = {{"tool", "sampcert"},
                     {"tool_version", SAMPCERT_VERSION},
@@ -189,6 +190,7 @@ int RunRun(const RunRequest& req, std::ostream& out, std::ostream& err) {
                     {"cpu", CpuName()},
                     {"profile", profile.name},
                     {"seed", req.seed},
+                    {"plan_version", properties::PlanVersion(plan)},
                     {"shard", req.shard},
                     {"jobs", opts.jobs},
                     {"isolation", opts.isolate ? "fork" : "none"},

@@ -1,23 +1,21 @@
-// The conformance plan and its execution: which tests a profile runs against a sampler, each
-// test's share of the run's false-alarm budget, and the properties of SPEC.md section 10 run on
-// generated rows (deterministic ones, shrunk on failure) and on planned rows (statistical ones).
-//
-// The plan is a list of items fixed by (profile, declared capabilities) alone, so a shard
-// (--shard I/N) runs items i with i mod N == I and the union of shards is the unsharded run.
-// Each item runs through the Sampler handle only, and is designed to run in a worker process:
-// its results are plain data (serializable), and a crash or hang of the sampler becomes the
-// item's status (runner.h).
+// The conformance run of one plan item against a sampler (SPEC.md section 10), and the catalog
+// of properties. The plan is in plan.h; the properties are one file per family:
+//   generated rows (generated_rows.cc, case_check.cc): case_validity.cc (INV-ERR-1, VALID-1),
+//     case_support.cc (RANGE-1, SUPP-1, SUPP-2, LIM-1, LIM-2), case_probabilities.cc (FIN-1,
+//     NORM-1, PROB-1, SHIFT-1, PERM-1), case_invariance.cc (DET-1, DET-2, BATCH-1);
+//   planned rows: distribution.cc (DIST-1, DIST-2), tail.cc (TAIL-1), deviation.cc (DEV-1).
+// Each item runs through the Sampler handle only and is designed to run in a worker process: its
+// results are plain data (results/), and a crash or hang becomes the item's status (runner/).
 #ifndef SAMPCERT_PROPERTIES_CONFORMANCE_H_
 #define SAMPCERT_PROPERTIES_CONFORMANCE_H_
 
 #include <cstdint>
-#include <limits>
-#include <map>
-#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "adapters/sampler.h"
+#include "properties/plan.h"
 #include "properties/row_case.h"
 #include "results/test_result.h"
 
@@ -28,47 +26,20 @@ using results::Failure;
 using results::Status;
 using results::TestResult;
 
-struct Profile {
-  std::string name;
-  int valid_cases_per_dtype = 0;  // generated rows per dtype (about 15% of them invalid)
-  std::size_t max_vocab = 0;
-  double required_tv = 0;            // every distribution test must detect this TV w.p. 0.9
-  uint64_t max_draws = 0;            // per distribution test
-  double false_alarm_budget = 1e-3;  // per full run
-  double rerun_reserve = 0.2;        // share of the budget kept for re-running suspicious tests
-  int shrink_steps = 0;              // bound on shrinking steps per failure
-};
-bool ProfileByName(const std::string& name, Profile* out);
-
-// One unit of the plan: the deterministic properties of one dtype, or one statistical test.
-struct PlanItem {
-  std::string kind;   // "deterministic", "distribution", "tail", "deviation"
-  std::string dtype;  // "f32", "f16", "bf16"
-  std::string name;   // planned row name (statistical items)
-  double level = 0;   // its share of the false-alarm budget (statistical items)
-  double rerun_level = 0;
-};
-
-struct Plan {
-  Profile profile;
-  uint64_t seed = 0;
-  std::vector<PlanItem> items;
-};
-
-// The plan for a sampler's declaration. NotSupported properties are reported by the items.
-Plan MakePlan(const Profile& profile, const adapters::SamplerInfo& info, uint64_t seed);
-
 // Runs one item against the sampler. Everything it tests (rows, seeds, draw counts) follows
 // from the plan alone (REPRO-1): no clock, no measured speed. `only_case` >= 0 re-runs a single
 // generated case of a deterministic item (the reproduction command).
 std::vector<TestResult> RunItem(adapters::Sampler& sampler, const std::string& sampler_arg,
                                 const Plan& plan, const PlanItem& item, int64_t only_case = -1);
 
+// The sorted (property, family) keys RunItem returns for the item, whatever the sampler does:
+// from the plan and the declaration alone. The runner requires exactly these from a worker.
+std::vector<std::pair<std::string, std::string>> ExpectedResultKeys(
+    const Plan& plan, const PlanItem& item, const adapters::SamplerInfo& info,
+    int64_t only_case = -1);
+
 // The properties of SPEC.md section 10 the runner checks, with one line each.
 const std::vector<std::pair<std::string, std::string>>& PropertyCatalog();
-
-// The planned rows of the statistical tests, by name (also used by the calibration test).
-std::vector<std::pair<std::string, RowCase>> PlannedRows(DType dtype, uint32_t capabilities);
 
 }  // namespace sampcert::properties
 

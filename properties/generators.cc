@@ -7,6 +7,7 @@
 #include <numeric>
 #include <random>
 
+#include "properties/portable_random.h"
 #include "sampcert/reference_distribution.h"
 #include "sampcert/sampler_abi.h"
 
@@ -62,7 +63,7 @@ void Fill(RowCase* r, const std::string& family, std::size_t v, uint64_t seed) {
   } else {
     r->bits16.assign(v, 0);
   }
-  auto normal = [&rng](float sd) { return std::normal_distribution<float>(0.0f, sd)(rng); };
+  auto normal = [&rng](float sd) { return static_cast<float>(sd * PortableNormal(rng)); };
   auto pos = [&rng, v] { return static_cast<std::size_t>(rng() % v); };
   const float max = DTypeMax(r->dtype);
   if (family == "llm_like") {
@@ -97,8 +98,7 @@ void Fill(RowCase* r, const std::string& family, std::size_t v, uint64_t seed) {
     const float scale = std::max(std::fabs(base), 1e-3f);
     r->temperature = scale * std::array<float, 3>{1e-7f, 1e-6f, 1e-4f}[rng() % 3];
   } else if (family == "wide_range") {
-    std::uniform_real_distribution<float> u(-30000.0f, 30000.0f);
-    for (std::size_t i = 0; i < v; ++i) r->SetLogit(i, u(rng));
+    for (std::size_t i = 0; i < v; ++i) r->SetLogit(i, PortableUniform(rng, -30000.0f, 30000.0f));
   } else if (family == "all_equal") {
     const float c = normal(5.0f);
     for (std::size_t i = 0; i < v; ++i) r->SetLogit(i, c);
@@ -119,7 +119,8 @@ void Fill(RowCase* r, const std::string& family, std::size_t v, uint64_t seed) {
     }
   } else if (family == "dominant_tail") {
     // One dominant token and a tail of ~5% spread over the others (the tail-mass check).
-    const float tail = v > 1 ? std::log(0.05f / static_cast<float>(v - 1) / 0.95f) : 0.0f;
+    const float tail =
+        v > 1 ? static_cast<float>(PortableLog(0.05 / static_cast<double>(v - 1) / 0.95)) : 0.0f;
     for (std::size_t i = 0; i < v; ++i) r->SetLogit(i, tail + normal(0.05f));
     r->SetLogit(0, 0.0f);
     r->temperature = 1.0f;
@@ -169,7 +170,7 @@ std::vector<double> ApproxProbs(const RowCase& r) {
   if (!std::isfinite(m) || !(r.temperature > 0)) return {};
   double z = 0;
   for (double& e : x) {
-    e = std::exp((e - m) / r.temperature);
+    e = PortableExp((e - m) / r.temperature);
     z += e;
   }
   for (double& e : x) e /= z;
@@ -194,7 +195,9 @@ rc::Gen<float> GenTemperature(bool allow_zero) {
       {1, rc::gen::just(std::numeric_limits<float>::denorm_min())},
       {1, rc::gen::just(1e-8f)},
       {8, rc::gen::map(rc::gen::inRange(-300, 101),
-                       [](int e) { return std::pow(10.0f, static_cast<float>(e) / 100.0f); })},
+                       [](int e) {
+                         return static_cast<float>(PortableExp(e / 100.0 * 2.302585092994045684));
+                       })},
       {1, rc::gen::just(1e30f)},
       {1, rc::gen::just(std::numeric_limits<float>::max())},
   });

@@ -40,7 +40,11 @@ Cells MakeCells(std::span<const long double> probs, uint64_t draws, double min_e
       c.probability.push_back(p);
       c.label.push_back(fmt::format("token {}", i));
     } else {
-      bands[static_cast<int>(std::floor(-std::log2(p)))].push_back(i);
+      // floor(-log2 p) exactly, from the binary exponent (p = m 2^e, m in [0.5, 1)): a cell
+      // boundary must not depend on libm's last bit.
+      int e = 0;
+      const double m = std::frexp(p, &e);
+      bands[m == 0.5 ? 1 - e : -e].push_back(i);
     }
   }
   // Pool bands from the most probable down; close a cell once it reaches min_expected.

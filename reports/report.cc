@@ -215,6 +215,16 @@ bool ReadReport(const std::string& path, Report* out, std::string* error) {
   return error->empty();
 }
 
+void SortResults(std::vector<TestResult>* results) {
+  auto rank = [](const std::string& dtype) {
+    return dtype == "f32" ? 0 : dtype == "f16" ? 1 : dtype == "bf16" ? 2 : 3;
+  };
+  std::stable_sort(results->begin(), results->end(), [&](const TestResult& a, const TestResult& b) {
+    return std::make_tuple(rank(a.dtype), a.dtype, a.property, a.family) <
+           std::make_tuple(rank(b.dtype), b.dtype, b.property, b.family);
+  });
+}
+
 bool ParseShard(const std::string& text, int* index, int* count) {
   // Canonical decimal integers only: "01/2", "+1/2", "1/2x" and "1 /2" are refused, so one
   // shard has one name and `merge` can tell them apart.
@@ -324,6 +334,7 @@ bool Merge(const std::vector<Report>& shards, Report* out, std::string* error) {
     return false;
   }
   std::sort(out->expectation_differences.begin(), out->expectation_differences.end());
+  SortResults(&out->results);
   double seconds = 0;
   for (const Report& s : shards) seconds += NumberFrom(s.context.value("seconds", json(0)));
   out->context["shard"] = fmt::format("merged from {} shards", shards.size());

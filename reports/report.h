@@ -47,6 +47,11 @@ struct Report {
 };
 
 bool Conformant(const Report& report);
+
+// The canonical order of results (REPRO-1): by dtype (f32, f16, bf16), then property, then
+// family. `sampcert run` and `report merge` both write it, so a report does not depend on which
+// worker finished first or on the shard split.
+void SortResults(std::vector<results::TestResult>* results);
 nlohmann::json ReportToJson(const Report& report);  // adds summary and verdict
 // Reads a report written by ReportToJson; an empty error means success. The JSON is validated
 // against the embedded schema first (errors name the JSON path); ReadReport also refuses a

@@ -42,7 +42,7 @@ Report Synthetic() {
                {"false_alarm_budget", 1e-3},
                {"required_tv", 0.05},
                {"expectations", ""},
-               {"plan_version", "golden-plan"},
+               {"plan_version", "0123456789abcdef"},
                {"filters", nlohmann::json::object()}};
   adapters::SamplerInfo info;
   info.name = "<script>alert(1)</script>";
@@ -229,10 +229,10 @@ TEST(Diff, NewFailuresAndRemovedResultsAreRegressions) {
   ASSERT_EQ(Diff(with_extra, family_gone).size(), 1u);
   EXPECT_EQ(Diff(with_extra, family_gone)[0], "REGRESSION PROB-1/f32/flat: removed (was Pass)");
   Report replanned = all_crash;
-  replanned.context["plan_version"] = "other-plan";
+  replanned.context["plan_version"] = "fedcba9876543210";
   const auto p = Diff(before, replanned);
   ASSERT_EQ(p.size(), 1u);
-  EXPECT_EQ(p[0].rfind("PLAN CHANGED \"golden-plan\" -> \"other-plan\"", 0), 0u) << p[0];
+  EXPECT_EQ(p[0].rfind("PLAN CHANGED \"0123456789abcdef\" -> \"fedcba9876543210\"", 0), 0u) << p[0];
 }
 
 // Issue 11: wrong-typed JSON was an uncaught nlohmann exception (exit 134) and an unknown status
@@ -338,7 +338,7 @@ TEST(Merge, RefusesWhatIsNotOneRun) {
   other_policy.sampler["policies"]["nan_policy"] = "masked";
   refused({shard("0/2"), other_policy}, "different samplers: policies");
   Report other_plan = shard("1/2");
-  other_plan.context["plan_version"] = "other";
+  other_plan.context["plan_version"] = "fedcba9876543210";
   refused({shard("0/2"), other_plan}, "plan_version");
   Report moved = shard("1/2");  // the same plug-in at another path merges
   moved.sampler["argument"] = "/elsewhere/lib.so";

@@ -93,8 +93,7 @@ std::vector<TestResult> RunPlan(adapters::Sampler& sampler, const std::string& s
         close(fds[0]);
         std::string out;
         try {
-          out =
-              Serialize(properties::RunItem(sampler, sampler_arg, plan, item, o.only_case));
+          out = Serialize(properties::RunItem(sampler, sampler_arg, plan, item, o.only_case));
         } catch (const std::exception& e) {
           out = Serialize({Broken(item, Status::kCrash, std::string("exception: ") + e.what())});
         }

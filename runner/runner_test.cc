@@ -53,22 +53,6 @@ TEST(Runner, CrashesAndHangsBecomeStatusesAndTheRunGoesOn) {
 
 // A slow sampler (the minimal plug-in draws in O(V)) with a budget that cannot buy the profile's
 // power is Inconclusive, never a silent Pass.
-TEST(Runner, TooLittleTimeIsInconclusive) {
-  auto s = registry::OpenSampler(MINIMAL_PLUGIN_PATH);
-  ASSERT_TRUE(s.ok()) << s.error().message;
-  Profile profile;
-  ASSERT_TRUE(ProfileByName("standard", &profile));
-  const Plan plan = MakePlan(profile, (*s)->info(), 1);
-  RunOptions opts;
-  opts.only_item = "f32/wide_V32768";
-  opts.time_budget_s = 0.01;
-  const std::vector<TestResult> results = RunPlan(**s, MINIMAL_PLUGIN_PATH, plan, opts);
-  ASSERT_EQ(results.size(), 1u);
-  EXPECT_EQ(results[0].status, Status::kInconclusive) << results[0].note;
-  EXPECT_GT(results[0].power_tv, profile.required_tv);
-  EXPECT_NE(results[0].note.find("time budget"), std::string::npos) << results[0].note;
-}
-
 TEST(Runner, ShardsPartitionThePlan) {
   auto s = registry::OpenSampler("stable_cpu");
   ASSERT_TRUE(s.ok());

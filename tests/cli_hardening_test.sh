@@ -105,7 +105,7 @@ edit "$work/bogus/report.json" 'r["results"][0]["status"]="Bogus"'
 edit "$work/wrongtype/report.json" 'r["results"][0]["cases"]="many"'
 edit "$work/wrongtype2/report.json" 'r["context"]="oops"'
 edit "$work/incomplete/report.json" 'r.setdefault("completeness",{})["complete"]=False; r["completeness"]["reason"]="SIGTERM"'
-edit "$work/otherplan/report.json" 'r["context"]["plan_version"]="another-plan"'
+edit "$work/otherplan/report.json" 'r["context"]["plan_version"]="ffffffffffffffff"'
 edit "$work/allcrash/report.json" 'r["results"]=[dict(res, property="ALL", family=res["dtype"], status="Crash") for res in r["results"][:1]]'
 run_case merge.bogus_status 2 "$sampcert" report merge "$work/shard0/report.json" "$work/bogus/report.json" --out "$work/m4"
 check merge.bogus_status_path has "$work/merge.bogus_status.out" "/results/0/status"

@@ -140,18 +140,29 @@ static int32_t sample(sampcert_sampler* s, const sampcert_batch* b, uint64_t see
   int32_t status = SAMPCERT_STATUS_OK;
   const double sum = row_weights(s, b, 0, error, &status);
   if (sum < 0) return status;
+  /* Prefix sums in place (the same order as the total, so the last one is `sum` exactly), then
+   * each draw is a binary search: O(V) per call, O(log V) per draw. */
+  double* cum = s->weights;
+  for (uint64_t i = 1; i < b->vocab; ++i) cum[i] += cum[i - 1];
   for (uint64_t j = 0; j < draws_per_row; ++j) {
     const uint64_t bits =
         splitmix64(seed ^ splitmix64(b->rows[0].row_id ^ splitmix64(first_draw + j)));
     const double target = ((double)(bits >> 11) + 0.5) * 0x1p-53 * sum;
-    double c = 0;
-    int64_t token = -1;
-    for (uint64_t i = 0; i < b->vocab; ++i) {
-      if (s->weights[i] > 0) token = (int64_t)i; /* never a zero-weight token */
-      c += s->weights[i];
-      if (target < c && s->weights[i] > 0) break;
+    /* The first token whose prefix sum exceeds the target: its own weight is > 0. */
+    uint64_t lo = 0, hi = b->vocab;
+    while (lo < hi) {
+      const uint64_t mid = lo + (hi - lo) / 2;
+      if (cum[mid] > target) {
+        hi = mid;
+      } else {
+        lo = mid + 1;
+      }
     }
-    out[j] = token;
+    if (lo == b->vocab) { /* target rounded up to the total: the last token of positive weight */
+      lo = b->vocab - 1;
+      while (lo > 0 && cum[lo] == cum[lo - 1]) --lo;
+    }
+    out[j] = (int64_t)lo;
   }
   return SAMPCERT_STATUS_OK;
 }

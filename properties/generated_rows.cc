@@ -1,0 +1,202 @@
+#include "properties/generated_rows.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <set>
+
+#include "properties/case_check.h"
+#include "properties/generators.h"
+#include "properties/portable_random.h"
+#include "sampcert/sampler_abi.h"
+
+namespace sampcert::properties {
+namespace {
+
+using results::Failure;
+using results::Status;
+using results::TestResult;
+
+class Results {
+ public:
+  explicit Results(std::string dtype) : dtype_(std::move(dtype)) {}
+  TestResult& At(const std::string& property, const std::string& family) {
+    auto key = std::make_pair(property, family);
+    auto it = results_.find(key);
+    if (it == results_.end()) {
+      TestResult r;
+      r.property = property;
+      r.dtype = dtype_;
+      r.family = family;
+      it = results_.emplace(key, std::move(r)).first;
+    }
+    return it->second;
+  }
+  std::map<std::pair<std::string, std::string>, TestResult>& all() { return results_; }
+  std::vector<TestResult> Take() {
+    std::vector<TestResult> out;
+    for (auto& [key, r] : results_) out.push_back(std::move(r));
+    return out;
+  }
+
+ private:
+  std::string dtype_;
+  std::map<std::pair<std::string, std::string>, TestResult> results_;
+};
+
+// The capability each property needs.
+std::vector<std::pair<std::string, uint32_t>> PropertyNeeds() {
+  return {{"PROB-1", SAMPCERT_CAP_PROBABILITIES},  {"FIN-1", SAMPCERT_CAP_PROBABILITIES},
+          {"NORM-1", SAMPCERT_CAP_PROBABILITIES},  {"SHIFT-1", SAMPCERT_CAP_PROBABILITIES},
+          {"PERM-1", SAMPCERT_CAP_PROBABILITIES},  {"BATCH-1", SAMPCERT_CAP_BATCH},
+          {"LIM-1", SAMPCERT_CAP_TEMPERATURE_ZERO}};
+}
+
+// The properties reported NotSupported (family "*") for a declaration.
+std::vector<std::pair<std::string, std::string>> NotSupportedKeys(
+    const adapters::SamplerInfo& info) {
+  std::vector<std::pair<std::string, std::string>> keys;
+  for (const auto& [property, cap] : PropertyNeeds()) {
+    if (!info.Has(cap)) keys.emplace_back(property, "*");
+  }
+  if (info.policies.determinism == Determinism::kNone) keys.emplace_back("DET-1", "*");
+  return keys;
+}
+
+struct GeneratedCase {
+  int index;
+  uint64_t seed;
+  rc::Shrinkable<RowCase> shrinkable;
+};
+
+// The cases of an item, in plan order: case i's seed is a fixed function of the plan's seed,
+// the dtype and i, so `--case i` regenerates exactly the row the full run saw.
+template <typename F>
+void ForEachCase(const Plan& plan, const PlanItem& item, const adapters::SamplerInfo& info,
+                 int64_t only_case, F&& f) {
+  const DType dtype = DTypeFromName(item.dtype);
+  GenConfig cfg;
+  cfg.dtype = dtype;
+  cfg.capabilities = info.capabilities;
+  cfg.max_vocab = plan.profile.max_vocab;
+  const rc::Gen<RowCase> gen = GenRow(cfg);
+  const int n = plan.profile.valid_cases_per_dtype;
+  const int first = only_case >= 0 ? static_cast<int>(only_case) : 0;
+  const int end = only_case >= 0 ? std::min(n, first + 1) : n;
+  for (int i = first; i < end; ++i) {
+    const uint64_t case_seed = Mix(Mix(plan.seed, static_cast<uint64_t>(dtype) + 1), i);
+    f(GeneratedCase{i, case_seed, gen(rc::Random(case_seed), 100)});
+  }
+}
+
+// Greedy shrinking (RapidCheck's own strategy): take the first shrink that still fails
+// `property`, repeat until none does or the step bound is reached. Bounded by steps only, so a
+// shrink gives the same minimal row on any machine (REPRO-1).
+RowCase Shrink(adapters::Sampler& sampler, const rc::Shrinkable<RowCase>& start,
+               const std::string& property, uint64_t seed, int max_steps) {
+  rc::Shrinkable<RowCase> current = start;
+  int steps = 0;
+  bool progressed = true;
+  while (progressed && steps < max_steps) {
+    progressed = false;
+    auto shrinks = current.shrinks();
+    while (auto next = shrinks.next()) {
+      if (++steps > max_steps) break;
+      const RowCase candidate = next->value();
+      bool fails = false;
+      for (const Outcome& o : CheckCase(sampler, candidate, seed)) {
+        fails |= o.property == property && o.reached && !o.ok;
+      }
+      if (fails) {
+        current = *next;
+        progressed = true;
+        break;
+      }
+    }
+  }
+  return current.value();
+}
+
+}  // namespace
+
+std::vector<TestResult> RunGeneratedRows(adapters::Sampler& sampler, const std::string& sampler_arg,
+                                         const Plan& plan, const PlanItem& item,
+                                         int64_t only_case) {
+  const adapters::SamplerInfo& info = sampler.info();
+  Results results(item.dtype);
+  for (const auto& [property, family] : NotSupportedKeys(info)) {
+    TestResult& r = results.At(property, family);
+    r.status = Status::kNotSupported;
+    r.note = property == "DET-1" ? "the sampler declares no determinism"
+                                 : "the sampler does not declare the capability this property "
+                                   "needs";
+  }
+  std::map<std::pair<std::string, std::string>, uint64_t> unreached;
+  int shrunk = 0;
+  std::set<std::string> shrunk_properties;
+  ForEachCase(plan, item, info, only_case, [&](const GeneratedCase& c) {
+    const RowCase row = c.shrinkable.value();
+    const std::vector<std::string> tags = EdgeTags(row);
+    const auto start = std::chrono::steady_clock::now();
+    const std::vector<Outcome> outcomes = CheckCase(sampler, row, c.seed);
+    // Timing is reported, never used: `seconds` is on REPRO-1's list of timing fields.
+    const double took =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    for (const Outcome& o : outcomes) {
+      TestResult& r = results.At(o.property, row.family);
+      if (!o.reached) {
+        ++unreached[{o.property, row.family}];
+        continue;
+      }
+      ++r.cases;
+      r.seconds += took / static_cast<double>(outcomes.size());
+      for (const std::string& t : tags) ++r.coverage[t];
+      if (o.error > r.worst_error || r.worst_input.empty()) {
+        r.worst_error = std::max(r.worst_error, o.error);
+        r.worst_input = Describe(row);
+        r.worst_temperature = row.temperature;
+      }
+      if (o.ok || r.status == Status::kFail) continue;
+      r.status = Status::kFail;
+      Failure f;
+      f.message = o.message;
+      f.input = Describe(row);
+      f.reproduction =
+          fmt::format("sampcert run --sampler {} --profile {} --seed {} --dtype {} --case {}",
+                      sampler_arg, plan.profile.name, plan.seed, item.dtype, c.index);
+      // The first failure of each property is shrunk, up to the profile's number of shrunk
+      // failures per item (bounded in steps); later ones are reported as generated.
+      if (shrunk < plan.profile.shrink_failures && shrunk_properties.insert(o.property).second) {
+        ++shrunk;
+        f.minimal_input =
+            Describe(Shrink(sampler, c.shrinkable, o.property, c.seed, plan.profile.shrink_steps));
+      } else {
+        f.minimal_input = f.input;
+      }
+      r.failure = std::move(f);
+    }
+  });
+  for (const auto& [key, count] : unreached) {
+    TestResult& r = results.At(key.first, key.second);
+    r.note = fmt::format("not reached on {} case(s): an earlier check of the case failed", count);
+    if (r.cases == 0) r.status = Status::kInconclusive;
+  }
+  return results.Take();
+}
+
+std::vector<std::pair<std::string, std::string>> GeneratedRowKeys(const Plan& plan,
+                                                                  const PlanItem& item,
+                                                                  const adapters::SamplerInfo& info,
+                                                                  int64_t only_case) {
+  std::set<std::pair<std::string, std::string>> keys;
+  for (auto& k : NotSupportedKeys(info)) keys.insert(std::move(k));
+  ForEachCase(plan, item, info, only_case, [&](const GeneratedCase& c) {
+    const RowCase row = c.shrinkable.value();
+    for (const std::string& p : KeysForCase(row, info).properties) keys.emplace(p, row.family);
+  });
+  return {keys.begin(), keys.end()};
+}
+
+}  // namespace sampcert::properties

@@ -1,0 +1,72 @@
+// The conformance plan (SPEC.md sections 10-12, REPRO-1): which tests a profile runs against a
+// sampler, and everything each test will do, fixed before anything runs. A plan is a function of
+// (profile, declared capabilities and policies, seed) alone: every item's inputs, seed, level and
+// draw counts are here, so the same plan gives the same results on any machine, under any load,
+// with any --jobs or shard split. Nothing measured at run time (wall-clock, a sampler's speed)
+// enters it; a shard (--shard I/N) runs items i with i mod N == I, and the union of shards is the
+// unsharded run.
+#ifndef SAMPCERT_PROPERTIES_PLAN_H_
+#define SAMPCERT_PROPERTIES_PLAN_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "adapters/sampler.h"
+#include "properties/row_case.h"
+
+namespace sampcert::properties {
+
+struct Profile {
+  std::string name;
+  int valid_cases_per_dtype = 0;  // generated rows per dtype (about 15% of them invalid)
+  std::size_t max_vocab = 0;
+  double required_tv = 0;            // every distribution test must detect this TV w.p. 0.9
+  uint64_t max_draws = 0;            // per distribution test
+  double false_alarm_budget = 1e-3;  // per full run
+  double rerun_reserve = 0.2;        // share of the budget kept for re-running suspicious tests
+  int shrink_steps = 0;              // bound on shrinking steps per failure
+  int shrink_failures = 0;           // failures shrunk per item (later ones: as generated)
+};
+bool ProfileByName(const std::string& name, Profile* out);
+
+// One unit of the plan: the deterministic properties of one dtype, or one statistical test.
+struct PlanItem {
+  std::string kind;   // "deterministic", "distribution", "tail", "deviation"
+  std::string dtype;  // "f32", "f16", "bf16"
+  std::string name;   // planned row name (statistical items)
+  double level = 0;   // its share of the false-alarm budget (statistical items)
+  double rerun_level = 0;
+  uint64_t seed = 0;         // the item's own seed, from the plan's seed and its name
+  uint64_t draws = 0;        // first look (statistical items)
+  uint64_t rerun_draws = 0;  // the re-run of a suspicious first look
+  std::string Id() const { return dtype + "/" + (name.empty() ? kind : name); }
+};
+
+struct Plan {
+  Profile profile;
+  uint64_t seed = 0;
+  std::vector<PlanItem> items;
+};
+
+// The plan for a sampler's declaration. NotSupported properties are reported by the items.
+Plan MakePlan(const Profile& profile, const adapters::SamplerInfo& info, uint64_t seed);
+
+// A short hex digest of everything the plan fixes (profile, seed, items with their levels,
+// seeds and draw counts): reports carry it, merge refuses shards of different plans and diff
+// says "plan changed" instead of comparing statuses.
+std::string PlanVersion(const Plan& plan);
+
+// The planned rows of the statistical tests, by name (also used by the calibration test).
+std::vector<std::pair<std::string, RowCase>> PlannedRows(DType dtype, uint32_t capabilities);
+
+// Helpers shared by the plan and the items.
+DType DTypeFromName(const std::string& s);
+RowCase MakeRow(DType dtype, const std::vector<float>& logits, float t, uint64_t row_id);
+// An LLM-like row: a bell-shaped body (sd 2) and four spikes at 6..9, from a portable stream.
+std::vector<float> LlmLike(std::size_t v, uint64_t seed);
+
+}  // namespace sampcert::properties
+
+#endif  // SAMPCERT_PROPERTIES_PLAN_H_
