@@ -170,7 +170,17 @@ int RunRun(const RunRequest& req, std::ostream& out, std::ostream& err) {
       err.flush();
     };
   }
-  std::vector<TestResult> results = runner::RunPlan(sampler, req.sampler, plan, opts);
+  // A failure of this machine (out of file descriptors or processes, no memory for the
+  // parent's own bookkeeping) is the host's, not the sampler's: exit 2, never a Crash in a
+  // report. The runner throws for it (std::system_error, std::bad_alloc, ...).
+  std::vector<TestResult> results;
+  try {
+    results = runner::RunPlan(sampler, req.sampler, plan, opts);
+  } catch (const std::exception& e) {
+    if (tty) fmt::print(err, "\r\033[K");
+    fmt::print(err, "error: host failure during the run (not the sampler's): {}\n", S(e.what()));
+    return 2;
+  }
   if (tty) fmt::print(err, "\r\033[K");
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -107,6 +107,14 @@ edit "$work/wrongtype2/report.json" 'r["context"]="oops"'
 edit "$work/incomplete/report.json" 'r.setdefault("completeness",{})["complete"]=False; r["completeness"]["reason"]="SIGTERM"'
 edit "$work/otherplan/report.json" 'r["context"]["plan_version"]="ffffffffffffffff"'
 edit "$work/allcrash/report.json" 'r["results"]=[dict(res, property="ALL", family=res["dtype"], status="Crash") for res in r["results"][:1]]'
+# A name with ANSI escapes (valid UTF-8) and one with U+FFFE, in reports re-read by the tools.
+edit "$work/ansi0/report.json" 'r["sampler"]["name"]="\x1b[2J\x1b[32mCONFORMANT\x1b[0m"; r["context"]["shard"]="0/2"'
+edit "$work/ansi1/report.json" 'r["sampler"]["name"]="\x1b[2J\x1b[32mCONFORMANT\x1b[0m"'
+edit "$work/fffe/report.json" 'r["sampler"]["name"]="x\ufffe\uffff"; r["results"][0]["family"]="\ufffe"'
+run_case text.ansi_name_in_merge_summary 1 "$sampcert" report merge "$work/ansi0/report.json" "$work/ansi1/report.json" --out "$work/m9"
+check text.merge_summary_no_escape no_esc "$work/text.ansi_name_in_merge_summary.out"
+run_case text.junit_u_fffe 0 "$sampcert" report junit "$work/fffe/report.json" -o "$work/fffe.xml"
+check text.junit_u_fffe_well_formed "$py" -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' "$work/fffe.xml"
 run_case merge.bogus_status 2 "$sampcert" report merge "$work/shard0/report.json" "$work/bogus/report.json" --out "$work/m4"
 check merge.bogus_status_path has "$work/merge.bogus_status.out" "/results/0/status"
 run_case merge.wrong_type 2 "$sampcert" report merge "$work/shard0/report.json" "$work/wrongtype/report.json" --out "$work/m5"
