@@ -163,6 +163,20 @@ int RunRun(const RunRequest& req, std::ostream& out, std::ostream& err) {
   opts.only_dtype = req.only_dtype;
   opts.only_item = req.only_item;
   opts.only_case = req.only_case;
+  if (req.only_case >= profile.valid_cases_per_dtype) {
+    fmt::print(err, "error: --case {} is past the profile's {} generated cases (0 to {})\n",
+               req.only_case, profile.name, profile.valid_cases_per_dtype - 1);
+    return 2;
+  }
+  // The filters together must select something too (--case applies to the generated-row items
+  // only, so `--item f32/flat_V64 --case 3` selects nothing).
+  runner::RunOptions whole = opts;
+  whole.shard_index = 0;
+  whole.shard_count = 1;
+  if (runner::ShardItems(plan, whole).empty()) {
+    fmt::print(err, "error: --dtype, --item and --case together select no plan item\n");
+    return 2;
+  }
   const bool tty = req.progress && isatty(STDERR_FILENO);
   if (tty) {
     opts.progress = [&err](std::size_t done, std::size_t total, const properties::PlanItem& item) {
