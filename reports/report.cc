@@ -461,7 +461,6 @@ std::string TextSummary(const Report& report, const std::string& path) {
       "\nverdict: {}{} (report: {})\n", ok ? "CONFORMANT" : "NOT CONFORMANT",
       ok && waived > 0 ? fmt::format(" with {} waived results (expected failures)", waived) : "",
       S(path));
-  if (!report.complete) out += fmt::format("INCOMPLETE run: {}\n", S(report.incomplete_reason));
   return out;
 }
 
