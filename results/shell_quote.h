@@ -4,6 +4,7 @@
 #ifndef SAMPCERT_RESULTS_SHELL_QUOTE_H_
 #define SAMPCERT_RESULTS_SHELL_QUOTE_H_
 
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -30,6 +31,17 @@ inline std::string ShellQuote(std::string_view word) {
     }
   }
   out += "'";
+  return out;
+}
+
+// The words, each quoted, joined by spaces: a command line to print for pasting, e.g.
+// ShellJoin({"sampcert", "run", "--sampler", path, "--case", std::to_string(i)}).
+inline std::string ShellJoin(std::initializer_list<std::string_view> words) {
+  std::string out;
+  for (std::string_view w : words) {
+    if (!out.empty()) out += ' ';
+    out += ShellQuote(w);
+  }
   return out;
 }
 

@@ -96,6 +96,8 @@ TEST(ShellQuote, TheShellReadsBackTheSameWord) {
     EXPECT_EQ(pclose(p), 0) << cmd;
     EXPECT_EQ(got, word) << cmd;
   }
+  EXPECT_EQ(ShellJoin({"sampcert", "run", "--sampler", "/a b/$(x).so", "--case", "3"}),
+            "sampcert run --sampler '/a b/$(x).so' --case 3");
   FILE* f = std::fopen(marker.c_str(), "r");
   EXPECT_EQ(f, nullptr) << "a quoted word ran a command";
   if (f) std::fclose(f);
