@@ -92,19 +92,23 @@ void ForEachCase(const Plan& plan, const PlanItem& item, const adapters::Sampler
 }
 
 // Greedy shrinking (RapidCheck's own strategy): take the first shrink that still fails
-// `property`, repeat until none does or the step bound is reached. Bounded by steps only, so a
-// shrink gives the same minimal row on any machine (REPRO-1).
+// `property`, repeat until none does or a bound is reached: `max_steps` candidates, and
+// `max_work` logits over the candidates tried (each costs at least 1024), so a row of 2^18 tokens
+// cannot make a shrink take minutes. Both bounds count work, not seconds, so a shrink gives the
+// same minimal row on any machine and under any load (REPRO-1).
 RowCase Shrink(adapters::Sampler& sampler, const rc::Shrinkable<RowCase>& start,
-               const std::string& property, uint64_t seed, int max_steps) {
+               const std::string& property, uint64_t seed, int max_steps, uint64_t max_work) {
   rc::Shrinkable<RowCase> current = start;
   int steps = 0;
+  uint64_t work = 0;
   bool progressed = true;
-  while (progressed && steps < max_steps) {
+  while (progressed && steps < max_steps && work < max_work) {
     progressed = false;
     auto shrinks = current.shrinks();
     while (auto next = shrinks.next()) {
-      if (++steps > max_steps) break;
+      if (++steps > max_steps || work >= max_work) break;
       const RowCase candidate = next->value();
+      work += std::max<uint64_t>(candidate.vocab(), 1024);
       bool fails = false;
       for (const Outcome& o : CheckCase(sampler, candidate, seed)) {
         fails |= o.property == property && o.reached && !o.ok;
@@ -135,7 +139,6 @@ std::vector<TestResult> RunGeneratedRows(adapters::Sampler& sampler, const std::
   }
   std::map<std::pair<std::string, std::string>, uint64_t> unreached;
   int shrunk = 0;
-  std::set<std::string> shrunk_properties;
   ForEachCase(plan, item, info, only_case, [&](const GeneratedCase& c) {
     const RowCase row = c.shrinkable.value();
     const std::vector<std::string> tags = EdgeTags(row);
@@ -166,14 +169,18 @@ std::vector<TestResult> RunGeneratedRows(adapters::Sampler& sampler, const std::
       f.reproduction =
           fmt::format("sampcert run --sampler {} --profile {} --seed {} --dtype {} --case {}",
                       sampler_arg, plan.profile.name, plan.seed, item.dtype, c.index);
-      // The first failure of each property is shrunk, up to the profile's number of shrunk
-      // failures per item (bounded in steps); later ones are reported as generated.
-      if (shrunk < plan.profile.shrink_failures && shrunk_properties.insert(o.property).second) {
+      // The first failure of each (property, family) is shrunk, in plan order, while the
+      // item's shrink budget lasts (profile.shrink_failures keys); a case run alone under
+      // --case is always shrunk. Both are fixed by the plan, never by a clock (REPRO-1).
+      if (only_case >= 0 || shrunk < plan.profile.shrink_failures) {
         ++shrunk;
-        f.minimal_input =
-            Describe(Shrink(sampler, c.shrinkable, o.property, c.seed, plan.profile.shrink_steps));
+        f.minimal_input = Describe(Shrink(sampler, c.shrinkable, o.property, c.seed,
+                                          plan.profile.shrink_steps, plan.profile.shrink_work));
       } else {
         f.minimal_input = f.input;
+        r.note =
+            "not shrunk (the item's shrink budget went to earlier failures): its "
+            "reproduction command shrinks it";
       }
       r.failure = std::move(f);
     }

@@ -26,11 +26,11 @@ bool ProfileByName(const std::string& name, Profile* out) {
   // quick: a smoke run in seconds; standard: the certification profile (TV 0.01 at power 0.9);
   // full: more cases, larger rows, more draws.
   if (name == "quick") {
-    *out = Profile{"quick", 40, 4096, 0.05, 1 << 16, 1e-3, 0.2, 100, 3};
+    *out = Profile{"quick", 40, 4096, 0.05, 1 << 16, 1e-3, 0.2, 100, 1 << 20, 8};
   } else if (name == "standard") {
-    *out = Profile{"standard", 300, 262144, 0.01, 1 << 20, 1e-3, 0.2, 400, 5};
+    *out = Profile{"standard", 300, 262144, 0.01, 1 << 20, 1e-3, 0.2, 400, 1 << 21, 8};
   } else if (name == "full") {
-    *out = Profile{"full", 2000, 262144, 0.005, 1 << 22, 1e-3, 0.2, 2000, 10};
+    *out = Profile{"full", 2000, 262144, 0.005, 1 << 22, 1e-3, 0.2, 2000, 1 << 23, 32};
   } else {
     return false;
   }
@@ -172,9 +172,9 @@ Plan MakePlan(const Profile& profile, const adapters::SamplerInfo& info, uint64_
 std::string PlanVersion(const Plan& plan) {
   const Profile& p = plan.profile;
   std::string canonical = fmt::format(
-      "plan-v1|{}|{}|{}|{}|{:.17g}|{}|{:.17g}|{:.17g}|{}|{}|{}", p.name, p.valid_cases_per_dtype,
-      p.max_vocab, p.max_draws, p.required_tv, p.shrink_steps, p.false_alarm_budget,
-      p.rerun_reserve, p.shrink_failures, plan.seed, plan.items.size());
+      "plan-v1|{}|{}|{}|{}|{:.17g}|{}|{}|{}|{:.17g}|{:.17g}|{}|{}", p.name, p.valid_cases_per_dtype,
+      p.max_vocab, p.max_draws, p.required_tv, p.shrink_steps, p.shrink_work, p.shrink_failures,
+      p.false_alarm_budget, p.rerun_reserve, plan.seed, plan.items.size());
   for (const PlanItem& it : plan.items) {
     canonical += fmt::format("|{}:{}:{}:{:.17g}:{:.17g}:{}:{}:{}", it.kind, it.dtype, it.name,
                              it.level, it.rerun_level, it.seed, it.draws, it.rerun_draws);

@@ -27,7 +27,8 @@ struct Profile {
   double false_alarm_budget = 1e-3;  // per full run
   double rerun_reserve = 0.2;        // share of the budget kept for re-running suspicious tests
   int shrink_steps = 0;              // bound on shrinking steps per failure
-  int shrink_failures = 0;           // failures shrunk per item (later ones: as generated)
+  uint64_t shrink_work = 0;          // bound on the logits of the candidates tried per failure
+  int shrink_failures = 0;           // (property, family) failures shrunk per item
 };
 bool ProfileByName(const std::string& name, Profile* out);
 
