@@ -8,7 +8,8 @@
 //   Error Probabilities(const sampcert_batch&, double* out);            // if CAP_PROBABILITIES
 //   Error Sample(const sampcert_batch&, uint64_t seed, uint64_t first_draw,
 //                uint64_t draws_per_row, int64_t* out);
-// and is default-constructible (one instance per handle).
+// and is default-constructible (one instance per handle). Optionally
+//   static Error CheckAvailable();  // create fails with its error (e.g. no device)
 #ifndef SAMPCERT_ADAPTERS_BUILTIN_ADAPTER_H_
 #define SAMPCERT_ADAPTERS_BUILTIN_ADAPTER_H_
 
@@ -55,6 +56,9 @@ struct BuiltinApi {
   static int32_t Create(const char* /*config*/, sampcert_sampler** out, sampcert_error* error) {
     return Guarded(error, [&] {
       if (out == nullptr) return Error{ErrorCode::kInvalidArgument, "out is null"};
+      if constexpr (requires { Impl::CheckAvailable(); }) {
+        if (Error e = Impl::CheckAvailable(); e.code != ErrorCode::kOk) return e;
+      }
       *out = reinterpret_cast<sampcert_sampler*>(new Impl());
       return Error{};
     });

@@ -5,6 +5,8 @@
 
 #include <filesystem>
 
+#include "adapters/sampler.h"
+
 namespace sampcert::adapters {
 
 Expected<LoadedPlugin> LoadPlugin(const std::string& path) {
@@ -14,7 +16,9 @@ Expected<LoadedPlugin> LoadPlugin(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return fail(ErrorCode::kInvalidArgument, "no such file");
   // RTLD_LOCAL: plug-ins do not see each other's symbols; RTLD_NOW: fail here, not mid-run.
+  EnterCall("dlopen (the library's constructors)");
   void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  LeaveCall();
   if (handle == nullptr) {
     const char* why = dlerror();
     return fail(ErrorCode::kInvalidArgument,
@@ -29,7 +33,9 @@ Expected<LoadedPlugin> LoadPlugin(const std::string& path) {
   }
   auto entry = reinterpret_cast<sampcert_get_sampler_api_fn>(sym);
   const sampcert_sampler_api* api = nullptr;
+  EnterCall(SAMPCERT_ENTRY_POINT "()");
   const int32_t status = entry(SAMPCERT_ABI_VERSION_MAJOR, SAMPCERT_ABI_VERSION_MINOR, &api);
+  LeaveCall();
   if (status == SAMPCERT_STATUS_VERSION_MISMATCH ||
       (api != nullptr && api->struct_size >= offsetof(sampcert_sampler_api, get_info) &&
        api->abi_major != SAMPCERT_ABI_VERSION_MAJOR)) {

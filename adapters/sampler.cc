@@ -2,10 +2,143 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+#include <cstring>
+
 #include "adapters/abi_conversions.h"
 
 namespace sampcert::adapters {
 namespace {
+
+CallTrace* g_trace = nullptr;
+
+// One call's trace: sets the call's name on entry and clears it on every way out.
+class Traced {
+ public:
+  explicit Traced(const char* name) { EnterCall(name); }
+  ~Traced() { LeaveCall(); }
+  Traced(const Traced&) = delete;
+  Traced& operator=(const Traced&) = delete;
+};
+
+// A copy of a caller's buffer (or a fresh output buffer) between canary words, 64-byte aligned
+// like the allocations samplers are used to. Canaries catch writes just past either end (the
+// usual off-by-one or a row stride too long); a write far outside faults on its own.
+constexpr std::size_t kGuard = 64;
+constexpr unsigned char kCanary = 0xA5;
+
+class Guarded {
+ public:
+  // `output`: a fresh (zeroed) buffer; else a copy of `source`, and a missing buffer stays
+  // missing (INV-7 tests a null logits pointer).
+  Guarded(const void* source, std::size_t bytes, bool output = false) : bytes_(bytes) {
+    if (source == nullptr && !output) return;
+    raw_ = static_cast<unsigned char*>(
+        std::aligned_alloc(kGuard, bytes_ + 2 * kGuard + kGuard - (bytes_ % kGuard)));
+    if (raw_ == nullptr) throw std::bad_alloc();
+    std::memset(raw_, kCanary, kGuard);
+    std::memset(raw_ + kGuard + bytes_, kCanary, kGuard);
+    if (source != nullptr) {
+      std::memcpy(raw_ + kGuard, source, bytes_);
+    } else {
+      std::memset(raw_ + kGuard, 0, bytes_);
+    }
+  }
+  ~Guarded() { std::free(raw_); }
+  Guarded(const Guarded&) = delete;
+  Guarded& operator=(const Guarded&) = delete;
+  Guarded(Guarded&& o) noexcept : raw_(o.raw_), bytes_(o.bytes_) { o.raw_ = nullptr; }
+
+  void* data() const { return raw_ != nullptr ? raw_ + kGuard : nullptr; }
+  bool After() const { return raw_ == nullptr || Intact(raw_ + kGuard + bytes_); }
+  bool BeforeIntact() const { return raw_ == nullptr || Intact(raw_); }
+  bool SameAs(const void* source) const {
+    return raw_ == nullptr || std::memcmp(raw_ + kGuard, source, bytes_) == 0;
+  }
+
+ private:
+  static bool Intact(const unsigned char* p) {
+    for (std::size_t i = 0; i < kGuard; ++i) {
+      if (p[i] != kCanary) return false;
+    }
+    return true;
+  }
+  unsigned char* raw_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// Every input and output of one call, guarded, and the check after it.
+struct GuardedCall {
+  std::vector<Guarded> logits, masks;
+  std::vector<sampcert_row> rows, rows_copy;
+  Guarded out;
+  GuardedCall(const Batch& batch, std::vector<sampcert_row> abi_rows, std::size_t out_bytes)
+      : rows(std::move(abi_rows)), out(nullptr, out_bytes, /*output=*/true) {
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      logits.emplace_back(batch.rows[r].logits, batch.vocab * DTypeBytes(batch.dtype));
+      masks.emplace_back(batch.rows[r].mask, batch.rows[r].mask ? batch.vocab : 0);
+      rows[r].logits = logits.back().data();
+      rows[r].mask = static_cast<const uint8_t*>(masks.back().data());
+    }
+    rows_copy = rows;
+  }
+  // What the call did to its buffers, in words; empty when it kept to the header.
+  std::vector<std::string> Check(const Batch& batch, const char* call) const {
+    std::vector<std::string> v;
+    auto add = [&](const std::string& what) { v.push_back(fmt::format("{} {}", call, what)); };
+    if (!out.BeforeIntact()) add("wrote before the start of its output buffer");
+    if (!out.After()) add("wrote past the end of its output buffer");
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+      if (!logits[r].BeforeIntact() || !logits[r].After()) {
+        add(fmt::format("wrote next to row {}'s logits (outside the buffer)", r));
+      }
+      if (batch.rows[r].logits != nullptr && !logits[r].SameAs(batch.rows[r].logits)) {
+        add(fmt::format("wrote into row {}'s logits (a const input)", r));
+      }
+      if (!masks[r].BeforeIntact() || !masks[r].After()) {
+        add(fmt::format("wrote next to row {}'s mask (outside the buffer)", r));
+      }
+      if (batch.rows[r].mask != nullptr && !masks[r].SameAs(batch.rows[r].mask)) {
+        add(fmt::format("wrote into row {}'s mask (a const input)", r));
+      }
+    }
+    if (std::memcmp(rows.data(), rows_copy.data(), rows.size() * sizeof(sampcert_row)) != 0) {
+      add("wrote into the batch's row structs (const inputs)");
+    }
+    return v;
+  }
+};
+
+bool IsRowLevel(int32_t code) {
+  return code >= SAMPCERT_STATUS_INVALID_TEMPERATURE && code <= SAMPCERT_STATUS_EMPTY_SUPPORT;
+}
+
+// What SPEC section 5 and the header ask of an error report itself (INV-ERR-1), beyond its
+// code: a message NUL-terminated within its buffer, error.code equal to the returned status,
+// and a row-level error naming a row of the batch. Empty when the report is well formed.
+std::string ErrorReportProblem(int32_t status, const sampcert_error& err, std::size_t num_rows) {
+  std::string out;
+  std::vector<std::string> problems;
+  if (std::memchr(err.message, '\0', sizeof err.message) == nullptr) {
+    problems.push_back(
+        fmt::format("the error message is not NUL-terminated within its {}-byte "
+                    "buffer",
+                    sizeof err.message));
+  }
+  if (err.code != status) {
+    problems.push_back(
+        fmt::format("error.code is {} but the call returned status {}", err.code, status));
+  }
+  if (num_rows > 0 && IsRowLevel(status) &&
+      (err.row < 0 || static_cast<std::size_t>(err.row) >= num_rows)) {
+    problems.push_back(
+        fmt::format("a row-level error ({}) names row {}, not a row of the "
+                    "{}-row batch",
+                    ErrorCodeName(static_cast<ErrorCode>(status)), err.row, num_rows));
+  }
+  for (const std::string& p : problems) out += (out.empty() ? "" : "; ") + p;
+  return out;
+}
 
 sampcert_error FreshError() {
   sampcert_error e{};
@@ -42,9 +175,12 @@ Expected<std::unique_ptr<Sampler>> Sampler::Open(const sampcert_sampler_api* api
   sampcert_sampler_info info{};
   info.struct_size = SAMPCERT_SAMPLER_INFO_STRUCT_SIZE;
   sampcert_error err = FreshError();
-  if (int32_t st = api->get_info(&info, &err); st != SAMPCERT_STATUS_OK) {
-    return FromAbiError(st, err);
+  int32_t st;
+  {
+    Traced t("get_info()");
+    st = api->get_info(&info, &err);
   }
+  if (st != SAMPCERT_STATUS_OK) return FromAbiError(st, err);
   s->info_.name = info.name != nullptr ? info.name : "";
   s->info_.version = info.version != nullptr ? info.version : "";
   s->info_.capabilities = info.capabilities;
@@ -55,14 +191,37 @@ Expected<std::unique_ptr<Sampler>> Sampler::Open(const sampcert_sampler_api* api
                  fmt::format("sampler '{}' declares invalid policies: {}", s->info_.name, why)};
   }
   err = FreshError();
-  if (int32_t st = api->create(config, &s->handle_, &err); st != SAMPCERT_STATUS_OK) {
-    return FromAbiError(st, err);
+  {
+    Traced t("create()");
+    st = api->create(config, &s->handle_, &err);
   }
+  if (st != SAMPCERT_STATUS_OK) return FromAbiError(st, err);
   return s;
 }
 
 Sampler::~Sampler() {
-  if (handle_ != nullptr) api_->destroy(handle_);
+  if (handle_ != nullptr) {
+    Traced t("destroy()");
+    api_->destroy(handle_);
+  }
+}
+
+void SetCallTrace(CallTrace* trace) { g_trace = trace; }
+
+void EnterCall(const char* name) {
+  if (g_trace == nullptr) return;
+  std::snprintf(g_trace->call, sizeof g_trace->call, "%s", name);
+  ++g_trace->calls;
+}
+
+void LeaveCall() {
+  if (g_trace != nullptr) g_trace->call[0] = '\0';
+}
+
+void Sampler::Violation(std::string what) {
+  // The first few, by call; a sampler that breaks every call should not fill the memory.
+  if (abi_violations_.size() < 16) abi_violations_.push_back(std::move(what));
+  ++abi_violation_count_;
 }
 
 std::vector<sampcert_row> Sampler::AbiRows(const Batch& batch) const {
@@ -87,36 +246,59 @@ Expected<std::vector<double>> Sampler::Probabilities(const Batch& batch) {
     return Error{ErrorCode::kUnsupported,
                  fmt::format("sampler '{}' does not declare probabilities", info_.name)};
   }
-  const std::vector<sampcert_row> rows = AbiRows(batch);
+  const std::size_t n = batch.rows.size() * batch.vocab;
+  GuardedCall call(batch, AbiRows(batch), n * sizeof(double));
   const sampcert_batch b{SAMPCERT_BATCH_STRUCT_SIZE,
                          static_cast<int32_t>(batch.dtype),
                          0,
                          batch.vocab,
-                         rows.size(),
-                         rows.data()};
-  std::vector<double> out(rows.size() * batch.vocab);
+                         call.rows.size(),
+                         call.rows.data()};
   sampcert_error err = FreshError();
-  if (int32_t st = api_->probabilities(handle_, &b, out.data(), &err); st != SAMPCERT_STATUS_OK) {
+  int32_t st;
+  {
+    Traced t("probabilities()");
+    st = api_->probabilities(handle_, &b, static_cast<double*>(call.out.data()), &err);
+  }
+  ++abi_checked_calls_;
+  for (std::string& v : call.Check(batch, "probabilities()")) Violation(std::move(v));
+  last_error_problem_.clear();
+  if (st != SAMPCERT_STATUS_OK) {
+    last_error_problem_ = ErrorReportProblem(st, err, batch.rows.size());
     return FromAbiError(st, err);
   }
+  std::vector<double> out(n);
+  if (n > 0) std::memcpy(out.data(), call.out.data(), n * sizeof(double));
   return out;
 }
 
 Expected<std::vector<int64_t>> Sampler::Sample(const Batch& batch, uint64_t seed,
                                                uint64_t first_draw, uint64_t draws_per_row) {
-  const std::vector<sampcert_row> rows = AbiRows(batch);
+  const std::size_t n = batch.rows.size() * draws_per_row;
+  GuardedCall call(batch, AbiRows(batch), n * sizeof(int64_t));
   const sampcert_batch b{SAMPCERT_BATCH_STRUCT_SIZE,
                          static_cast<int32_t>(batch.dtype),
                          0,
                          batch.vocab,
-                         rows.size(),
-                         rows.data()};
-  std::vector<int64_t> out(rows.size() * draws_per_row);
+                         call.rows.size(),
+                         call.rows.data()};
   sampcert_error err = FreshError();
-  if (int32_t st = api_->sample(handle_, &b, seed, first_draw, draws_per_row, out.data(), &err);
-      st != SAMPCERT_STATUS_OK) {
+  int32_t st;
+  {
+    Traced t("sample()");
+    st = api_->sample(handle_, &b, seed, first_draw, draws_per_row,
+                      static_cast<int64_t*>(call.out.data()), &err);
+  }
+  ++abi_checked_calls_;
+  for (std::string& v : call.Check(batch, "sample()")) Violation(std::move(v));
+  last_error_problem_.clear();
+  if (st != SAMPCERT_STATUS_OK) {
+    last_error_problem_ = ErrorReportProblem(st, err, batch.rows.size());
     return FromAbiError(st, err);
   }
+  if (g_trace != nullptr) g_trace->draws += n;
+  std::vector<int64_t> out(n);
+  if (n > 0) std::memcpy(out.data(), call.out.data(), n * sizeof(int64_t));
   return out;
 }
 

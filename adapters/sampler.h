@@ -35,6 +35,19 @@ struct Batch {
   std::vector<RowView> rows;
 };
 
+// Where a worker is, for the runner's post-mortem of a worker that died or ran out of time: the
+// ABI call in progress ("" between calls) and the tokens sample() returned so far. The runner
+// points it at memory it shares with the worker's parent; nullptr (the default): not traced.
+struct CallTrace {
+  char call[48];
+  uint64_t draws;
+  uint64_t calls;
+};
+void SetCallTrace(CallTrace* trace);
+// Marks the start / end of a call into sampler code (the loader's dlopen and entry point too).
+void EnterCall(const char* name);
+void LeaveCall();
+
 class Sampler {
  public:
   // `keep_alive` holds whatever owns the table (a loaded library), released after destroy.
@@ -53,15 +66,34 @@ class Sampler {
   Expected<std::vector<int64_t>> Sample(const Batch& batch, uint64_t seed, uint64_t first_draw,
                                         uint64_t draws_per_row);
 
+  // ABI-1 (SPEC section 10): every call gets its own copies of the logits, masks and row
+  // structs, and an output buffer, each between canary words; after the call the copies are
+  // compared with the caller's inputs and the canaries checked. A violation does not change
+  // the call's result: it is recorded here, naming the call, and the runner reports it.
+  const std::vector<std::string>& abi_violations() const { return abi_violations_; }
+  uint64_t abi_checked_calls() const { return abi_checked_calls_; }
+  uint64_t abi_violation_count() const { return abi_violation_count_; }  // all, not the first 16
+
+  // INV-ERR-1 beyond the code: what the last failed sample() / probabilities() call broke of
+  // the error report's rules (SPEC section 5, the header): a message not NUL-terminated within
+  // its buffer, error.code differing from the status, a row-level error naming no row of the
+  // batch. Empty when the last call succeeded or reported its error well.
+  const std::string& last_error_problem() const { return last_error_problem_; }
+
  private:
   Sampler(const sampcert_sampler_api* api, std::shared_ptr<void> keep_alive)
       : api_(api), keep_alive_(std::move(keep_alive)) {}
   std::vector<sampcert_row> AbiRows(const Batch& batch) const;
+  void Violation(std::string what);
 
   const sampcert_sampler_api* api_;
   std::shared_ptr<void> keep_alive_;
   sampcert_sampler* handle_ = nullptr;
   SamplerInfo info_;
+  std::vector<std::string> abi_violations_;
+  uint64_t abi_checked_calls_ = 0;
+  uint64_t abi_violation_count_ = 0;
+  std::string last_error_problem_;
 };
 
 }  // namespace sampcert::adapters

@@ -66,7 +66,7 @@ std::string ValidateOptions(const RunRequest& req, int* shard_i, int* shard_n) {
   }
   if (!std::isfinite(req.time_budget_s) || req.time_budget_s < 0) {
     return fmt::format(
-        "--time-budget must be a finite number of seconds >= 0 (0: the profile's default), not "
+        "--time-budget must be a finite number of seconds >= 0 (0: none), not "
         "{}",
         req.time_budget_s);
   }
@@ -81,6 +81,27 @@ std::string ValidateOptions(const RunRequest& req, int* shard_i, int* shard_n) {
 // A plug-in given by path (OpenSampler's rule: a '/' or a ".so" suffix).
 bool IsPluginPath(const std::string& s) {
   return s.find('/') != std::string::npos || s.ends_with(".so");
+}
+
+// A worker's address-space limit: the machine's physical memory, so that a runaway allocation
+// fails in the worker (a Crash) instead of swapping the host. None under AddressSanitizer, whose
+// shadow memory reserves terabytes of address space; there an out-of-memory worker ends with
+// ASan's own report (exit status 1) or the kernel's OOM killer (a SIGKILL the runner names).
+// Nor in builds with CUDA: the driver reserves address space far beyond memory (a CUDA
+// sampler's out-of-memory is its own cudaErrorMemoryAllocation, returned as an error).
+uint64_t DefaultMemoryLimit() {
+#if defined(__SANITIZE_ADDRESS__) || defined(SAMPCERT_HAVE_CUDA)
+  return 0;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  return 0;
+#endif
+#endif
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return 0;
+  return std::max<uint64_t>(uint64_t{4} << 30,
+                            static_cast<uint64_t>(pages) * static_cast<uint64_t>(page));
 }
 
 }  // namespace
@@ -119,14 +140,34 @@ int RunRun(const RunRequest& req, std::ostream& out, std::ostream& err) {
       return 2;
     }
   }
-  auto opened = registry::OpenSampler(req.sampler);
-  if (!opened.ok()) {
-    fmt::print(err, "error: {}\n", S(opened.error().message));
+  runner::RunOptions opts;
+  opts.jobs = std::max(1, req.jobs);
+  opts.shard_index = shard_i;
+  opts.shard_count = shard_n;
+  opts.time_budget_s = req.time_budget_s;  // 0: none (a budget never changes a status)
+  opts.isolate = !req.no_isolation;
+  opts.item_timeout_s = req.item_timeout_s;
+  opts.memory_limit_bytes = DefaultMemoryLimit();
+  opts.only_dtype = req.only_dtype;
+  opts.only_item = req.only_item;
+  opts.only_case = req.only_case;
+  // An item must return exactly the keys the plan requires (and the runner's ABI-1).
+  opts.expected_keys = [](const properties::Plan& p, const properties::PlanItem& item,
+                          const adapters::SamplerInfo& i, int64_t only_case) {
+    return properties::ExpectedResultKeys(p, item, i, only_case);
+  };
+  // Nothing of the sampler runs in this process (unless --no-isolation): it is opened inside
+  // the describe worker and inside every item's worker.
+  const std::string sampler_arg = req.sampler;
+  const runner::SamplerOpener open = [sampler_arg] { return registry::OpenSampler(sampler_arg); };
+  auto described = runner::Describe(open, opts);
+  if (!described.ok()) {
+    fmt::print(err, "error: {}\n", S(described.error().message));
     return 2;
   }
-  adapters::Sampler& sampler = **opened;
+  const adapters::SamplerInfo info = *described;
   const auto started = std::chrono::steady_clock::now();
-  const properties::Plan plan = properties::MakePlan(profile, sampler.info(), req.seed);
+  const properties::Plan plan = properties::MakePlan(profile, info, req.seed);
   // Filters must select something: `--item nope` or `--dtype f16` for a sampler without f16
   // items would otherwise certify 0 results.
   {
@@ -150,19 +191,6 @@ int RunRun(const RunRequest& req, std::ostream& out, std::ostream& err) {
     }
   }
 
-  runner::RunOptions opts;
-  opts.jobs = std::max(1, req.jobs);
-  opts.shard_index = shard_i;
-  opts.shard_count = shard_n;
-  opts.time_budget_s = req.time_budget_s > 0        ? req.time_budget_s
-                       : profile.name == "quick"    ? 4
-                       : profile.name == "standard" ? 30
-                                                    : 300;
-  opts.isolate = !req.no_isolation;
-  opts.item_timeout_s = req.item_timeout_s;
-  opts.only_dtype = req.only_dtype;
-  opts.only_item = req.only_item;
-  opts.only_case = req.only_case;
   if (req.only_case >= profile.valid_cases_per_dtype) {
     fmt::print(err, "error: --case {} is past the profile's {} generated cases (0 to {})\n",
                req.only_case, profile.name, profile.valid_cases_per_dtype - 1);
@@ -179,23 +207,22 @@ int RunRun(const RunRequest& req, std::ostream& out, std::ostream& err) {
   }
   const bool tty = req.progress && isatty(STDERR_FILENO);
   if (tty) {
-    opts.progress = [&err](std::size_t done, std::size_t total, const properties::PlanItem& item) {
-      fmt::print(err, "\r\033[K[{}/{}] {} {} {}", done, total, item.kind, item.dtype, item.name);
+    opts.progress = [&err](const runner::Progress& p) {
+      fmt::print(err, "\r\033[K[{}/{}] {} {} {}  {:.0f} s", p.done, p.total, p.item->kind,
+                 p.item->dtype, p.item->name, p.elapsed_s);
+      if (p.done < p.total && p.estimated_total_s > 0) {
+        fmt::print(err, ", about {:.0f} s left", p.estimated_total_s - p.elapsed_s);
+      }
       err.flush();
     };
   }
-  // A failure of this machine (out of file descriptors or processes, no memory for the
-  // parent's own bookkeeping) is the host's, not the sampler's: exit 2, never a Crash in a
-  // report. The runner throws for it (std::system_error, std::bad_alloc, ...).
-  std::vector<TestResult> results;
-  try {
-    results = runner::RunPlan(sampler, req.sampler, plan, opts);
-  } catch (const std::exception& e) {
-    if (tty) fmt::print(err, "\r\033[K");
-    fmt::print(err, "error: host failure during the run (not the sampler's): {}\n", S(e.what()));
+  auto ran = runner::RunPlan(open, req.sampler, plan, info, opts);
+  if (tty) fmt::print(err, "\r\033[K");
+  if (!ran.ok()) {
+    fmt::print(err, "error: {}\n", S(ran.error().message));
     return 2;
   }
-  if (tty) fmt::print(err, "\r\033[K");
+  std::vector<TestResult> results = std::move(ran->results);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
@@ -219,6 +246,7 @@ int RunRun(const RunRequest& req, std::ostream& out, std::ostream& err) {
                     {"jobs", opts.jobs},
                     {"isolation", opts.isolate ? "fork" : "none"},
                     {"time_budget_s", opts.time_budget_s},
+                    {"item_timeout_cpu_s", opts.item_timeout_s},
                     {"seconds", reports::Number(seconds)},
                     {"false_alarm_budget", profile.false_alarm_budget},
                     {"required_tv", profile.required_tv},
@@ -229,7 +257,9 @@ int RunRun(const RunRequest& req, std::ostream& out, std::ostream& err) {
   if (!req.only_item.empty()) filters["item"] = req.only_item;
   if (req.only_case >= 0) filters["case"] = req.only_case;
   report.context["filters"] = filters;
-  report.sampler = reports::SamplerToJson(sampler.info(), req.sampler, file_sha256);
+  report.sampler = reports::SamplerToJson(info, req.sampler, file_sha256);
+  report.complete = ran->complete;
+  report.incomplete_reason = ran->incomplete_reason;
 
   std::string path;
   if (std::string why = reports::WriteReportSet(req.out_dir, report, &path); !why.empty()) {
@@ -237,6 +267,11 @@ int RunRun(const RunRequest& req, std::ostream& out, std::ostream& err) {
     return 2;
   }
   fmt::print(out, "{}", reports::TextSummary(report, path));
+  if (!report.complete) {
+    // Not a certificate, whatever the finished items say.
+    fmt::print(out, "INCOMPLETE: {}\n", S(report.incomplete_reason));
+    return ran->signal != 0 ? 128 + ran->signal : 1;
+  }
   return reports::Conformant(report) ? 0 : 1;
 }
 

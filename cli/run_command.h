@@ -2,8 +2,10 @@
 // progress line on a terminal) and publishes DIR/report.{json,html,junit.xml} as one set (with
 // report.manifest.json). Exit codes: 0 conformant (only Pass, Warning, NotSupported, Waived), 1
 // not conformant (or, with --expect, any FIX / REGRESSION / DIFFERENCE against the
-// expectations), 2 usage errors (every option is checked before any work, --out included) or a
-// sampler that cannot be loaded.
+// expectations, or a run stopped by --time-budget: incomplete), 2 usage errors (every option is
+// checked before any work, --out included), a sampler that cannot be loaded, or a host error;
+// 128 + N when signal N (SIGINT, SIGTERM) stopped the run, after writing what was finished as an
+// incomplete report.
 #ifndef SAMPCERT_CLI_RUN_COMMAND_H_
 #define SAMPCERT_CLI_RUN_COMMAND_H_
 
@@ -22,11 +24,11 @@ struct RunRequest {
   uint64_t seed = 1;
   int jobs = 1;
   std::string shard = "0/1";
-  double time_budget_s = 0;  // 0: the profile's default
+  double time_budget_s = 0;  // whole-run wall-clock limit; reached: the run is incomplete
   std::string out_dir = "sampcert-report";
   std::string expect_file;  // expectations / waivers
   bool no_isolation = false;
-  double item_timeout_s = 300;  // a plan item running longer is a Timeout
+  double item_timeout_s = 300;  // CPU seconds a plan item may use; past it a Timeout
   std::string only_dtype;
   std::string only_item;
   int64_t only_case = -1;

@@ -80,15 +80,20 @@ int main(int argc, char** argv) {
   run->add_option("--shard", run_req.shard, "I/N: run the plan items with index mod N == I")
       ->capture_default_str();
   run->add_option("--time-budget", run_req.time_budget_s,
-                  "Seconds for the statistical tests' draws (0: the profile's default)");
+                  "Wall-clock seconds for the whole run (0: none). When reached, the run stops "
+                  "and its report is marked incomplete (exit 1); it never changes what is "
+                  "tested or any status");
   run->add_option("--out", run_req.out_dir, "Report folder")->capture_default_str();
   run->add_option("--expect", run_req.expect_file,
                   "Expectations / waiver file: known failures are Waived, differences reported");
   run->add_option("--item-timeout", run_req.item_timeout_s,
-                  "Seconds a plan item may run before its worker is killed (Timeout)")
+                  "CPU seconds (the worker's, all threads) a plan item may use; past it the "
+                  "item is a Timeout with the draws it made. A worker that blocks instead is "
+                  "stopped by a wall-clock backstop of 4x this + 30 s")
       ->capture_default_str();
   run->add_flag("--no-isolation", run_req.no_isolation,
-                "Run the sampler in this process (no crash / hang isolation)");
+                "Run the sampler in this process: no protection at all from a crash, hang, "
+                "exit() or stray write (README: Isolation)");
   run->add_option("--dtype", run_req.only_dtype, "Only the items of this dtype");
   run->add_option("--item", run_req.only_item, "Only this statistical item (dtype/name)");
   run->add_option("--case", run_req.only_case, "Only this generated case (reproduction)");

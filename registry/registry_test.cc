@@ -17,6 +17,10 @@ bool Contains(const std::string& s, const std::string& part) {
 TEST(BuiltinSamplers, OpenByNameAndRefuseUnknown) {
   for (const BuiltinSampler& b : BuiltinSamplers()) {
     auto s = OpenSampler(std::string(b.name));
+    // stable_cuda is listed wherever it is built; without a device only its create fails.
+    if (!s.ok() && b.name == "stable_cuda" && Contains(s.error().message, "no CUDA device")) {
+      continue;
+    }
     ASSERT_TRUE(s.ok()) << s.error().message;
     EXPECT_EQ((*s)->info().name, b.name);
     EXPECT_EQ(b.api()->abi_major, SAMPCERT_ABI_VERSION_MAJOR);

@@ -84,11 +84,17 @@ std::vector<std::string> ApplyExpectations(const Expectations& expectations,
                                   results::StatusName(exp.status),
                                   results::StatusName(it->second)));
     } else {
+      // The key's worst status is the expected one: its other non-conformant results (less
+      // severe, e.g. a property not reached on a family where an earlier check failed) are part
+      // of the same expected failure.
       for (TestResult& r : *results) {
-        if (r.property == key.first && r.dtype == key.second && r.status == exp.status) {
+        if (r.property == key.first && r.dtype == key.second && !results::IsConformant(r.status)) {
+          r.note = fmt::format("waived ({}{}): {}{}", results::StatusName(exp.status),
+                               r.status == exp.status
+                                   ? ""
+                                   : std::string(", this family ") + results::StatusName(r.status),
+                               exp.reason, r.note.empty() ? "" : "; " + r.note);
           r.status = Status::kWaived;
-          r.note = fmt::format("waived ({}): {}{}", results::StatusName(exp.status), exp.reason,
-                               r.note.empty() ? "" : "; " + r.note);
         }
       }
     }

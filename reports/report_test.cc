@@ -167,7 +167,10 @@ TEST(Merge, ShardsEqualTheUnshardedRun) {
                  {"shard", std::to_string(i) + "/" + std::to_string(n)},
                  {"filters", nlohmann::json::object()}};
     r.sampler = SamplerToJson((*s)->info(), "naive");
-    r.results = runner::RunPlan(**s, "naive", plan, o);
+    auto outcome = runner::RunPlan([] { return registry::OpenSampler("naive"); }, "naive", plan,
+                                   (*s)->info(), o);
+    EXPECT_TRUE(outcome.ok());
+    r.results = outcome.ok() ? outcome->results : std::vector<results::TestResult>{};
     return r;
   };
   const Report whole = run(0, 1);

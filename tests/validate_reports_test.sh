@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Validates every kind of report the runner writes against reports/report.schema.json with a
 # maintained validator (python3-jsonschema): conformant, failing, waived, crashed and timed-out
-# results, a merged report, and the golden file. Exit 77 (skipped) without python3-jsonschema.
+# results, an incomplete run, a merged report, and the golden file. Exit 77 (skipped) without python3-jsonschema.
 # Usage: validate_reports_test.sh SAMPCERT SOURCE_DIR WORK_DIR MISBEHAVING_PLUGIN
 set -uo pipefail
 sampcert="$1" src="$2" work="$3" misbehaving="$4"
@@ -13,7 +13,10 @@ rm -rf "$work" && mkdir -p "$work"
 "$sampcert" run --sampler floor_fix --profile standard --jobs 2 \
   --expect "$src/impls/floor_fix/expectations.json" --out "$work/waived" >/dev/null
 "$sampcert" run --sampler "$misbehaving" --profile quick --jobs 2 --item-timeout 3 \
-  --time-budget 2 --out "$work/misbehaving" >/dev/null
+  --out "$work/misbehaving" >/dev/null
+# Stopped by the time budget: an incomplete report.
+"$sampcert" run --sampler "$misbehaving" --profile quick --item-timeout 30 --time-budget 1 \
+  --out "$work/incomplete" >/dev/null
 for i in 0 1; do
   "$sampcert" run --sampler naive --profile quick --shard $i/2 --out "$work/shard$i" >/dev/null
 done
@@ -21,6 +24,8 @@ done
   --out "$work/merged" >/dev/null
 grep -q '"Crash"' "$work/misbehaving/report.json" || { echo "FAIL: no Crash status written"; exit 1; }
 grep -q '"Timeout"' "$work/misbehaving/report.json" || { echo "FAIL: no Timeout status written"; exit 1; }
+grep -q '"complete": false' "$work/incomplete/report.json" ||
+  { echo "FAIL: no incomplete report written"; exit 1; }
 grep -q '"Waived"' "$work/waived/report.json" || { echo "FAIL: no Waived status written"; exit 1; }
 exec /usr/bin/python3 "$src/reports/validate_reports.py" "$src/reports/report.schema.json" \
   "$src/reports/testdata/report.json" "$work"/*/report.json

@@ -1,0 +1,251 @@
+/* A plug-in that misbehaves on purpose, for the runner's isolation ctests (tests/hostile/).
+ * It is the README's minimal plug-in (a correct f32 sampler), plus one misbehavior chosen by the
+ * environment variable SAMPCERT_HOSTILE, which the workers inherit:
+ *
+ *   ctor_segv, ctor_exit0        library constructor segfaults / calls exit(0)
+ *   get_info_segv, get_info_exit0, create_segv, create_exit0
+ *   thread_crash                 create starts a thread that segfaults a little later
+ *   chdir                        create changes the working directory
+ *   fork_child                   sample() forks a child that sleeps for ten minutes
+ *   forge                        sample() writes "[]" to every file descriptor, then _exit(0)
+ *   exit_in_sample               sample() calls exit(3)
+ *   write_past_out               sample() writes one token past the end of `out`
+ *   write_logits                 sample() writes into the (const) logits
+ *   spin                         sample() spins forever (the parent-kill tests)
+ *   info_flip                    get_info declares version 2.0 in every process but the first
+ *                                (marker file: SAMPCERT_HOSTILE_MARKER)
+ *   name_bad_utf8                the name is not UTF-8
+ *   unterminated_error           errors fill the message buffer without a NUL
+ *
+ * Anything else (or unset): a correct sampler. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <sampcert/sampler_abi.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int mode(const char* m) {
+  const char* e = getenv("SAMPCERT_HOSTILE");
+  return e != NULL && strcmp(e, m) == 0;
+}
+
+static void segv(void) {
+  volatile int* null_pointer = NULL;
+  *null_pointer = 1;
+}
+
+__attribute__((constructor)) static void hostile_constructor(void) {
+  if (mode("ctor_segv")) segv();
+  if (mode("ctor_exit0")) exit(0);
+}
+
+static int32_t fail(sampcert_error* error, int32_t code, int64_t row, const char* what) {
+  if (error != NULL && error->struct_size >= sizeof(sampcert_error)) {
+    error->code = code;
+    error->row = row;
+    if (mode("unterminated_error")) {
+      memset(error->message, 'x', sizeof error->message); /* no NUL, no row */
+      return code;
+    }
+    if (row >= 0) {
+      snprintf(error->message, sizeof error->message, "row %lld: %s", (long long)row, what);
+    } else {
+      snprintf(error->message, sizeof error->message, "%s", what);
+    }
+  }
+  return code;
+}
+
+static int32_t get_info(sampcert_sampler_info* info, sampcert_error* error) {
+  if (info == NULL || info->struct_size < sizeof(sampcert_sampler_info)) {
+    return fail(error, SAMPCERT_STATUS_INVALID_ARGUMENT, -1, "info struct too small");
+  }
+  if (mode("get_info_segv")) segv();
+  if (mode("get_info_exit0")) exit(0);
+  size_t size = info->struct_size;
+  memset(info, 0, size);
+  info->struct_size = size;
+  info->name = mode("name_bad_utf8") ? "hostile\xff\xfe\xc3(" : "hostile";
+  info->version = "1.0";
+  if (mode("info_flip")) { /* the first process to ask (the describe step) sees 1.0 */
+    const char* marker = getenv("SAMPCERT_HOSTILE_MARKER");
+    const int fd = marker != NULL ? open(marker, O_CREAT | O_EXCL | O_WRONLY, 0600) : -1;
+    if (fd >= 0) {
+      close(fd);
+    } else {
+      info->version = "2.0";
+    }
+  }
+  info->capabilities = SAMPCERT_CAP_F32 | SAMPCERT_CAP_TEMPERATURE_ZERO;
+  info->greedy_tie_break = SAMPCERT_GREEDY_LOWEST_INDEX;
+  info->tie_rule = SAMPCERT_TIES_KEEP_ALL;
+  info->pipeline_order = SAMPCERT_ORDER_TEMPERATURE_FIRST;
+  info->truncation_order[0] = SAMPCERT_STEP_TOP_K;
+  info->truncation_order[1] = SAMPCERT_STEP_TOP_P;
+  info->truncation_order[2] = SAMPCERT_STEP_MIN_P;
+  info->nan_policy = SAMPCERT_NAN_ERROR;
+  info->determinism = SAMPCERT_DETERMINISM_SAME_SEED;
+  info->accuracy = SAMPCERT_ACCURACY_F32;
+  info->thread_safe = 1;
+  return SAMPCERT_STATUS_OK;
+}
+
+struct sampcert_sampler {
+  double* weights; /* scratch, grown as needed */
+  uint64_t capacity;
+};
+
+static void* crash_later(void* arg) {
+  (void)arg;
+  usleep(300 * 1000);
+  segv();
+  return NULL;
+}
+
+static int32_t create(const char* config, sampcert_sampler** out, sampcert_error* error) {
+  (void)config;
+  if (mode("create_segv")) segv();
+  if (mode("create_exit0")) exit(0);
+  if (mode("thread_crash")) {
+    pthread_t t;
+    pthread_create(&t, NULL, crash_later, NULL);
+    pthread_detach(t);
+  }
+  if (mode("chdir") && chdir("/") != 0) return SAMPCERT_STATUS_INTERNAL;
+  *out = calloc(1, sizeof(sampcert_sampler));
+  return *out != NULL ? SAMPCERT_STATUS_OK
+                      : fail(error, SAMPCERT_STATUS_OUT_OF_MEMORY, -1, "out of memory");
+}
+
+static void destroy(sampcert_sampler* s) {
+  if (s != NULL) free(s->weights);
+  free(s);
+}
+
+static uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+/* Fills s->weights for one row (relative to the maximum); returns their sum, or < 0 on error. */
+static double row_weights(sampcert_sampler* s, const sampcert_batch* b, uint64_t r,
+                          sampcert_error* error, int32_t* status) {
+  const sampcert_row* row = &b->rows[r];
+  const float* x = (const float*)row->logits;
+  const float t = row->temperature;
+  if (isnan(t) || t < 0.0f || isinf(t)) {
+    *status = fail(error, SAMPCERT_STATUS_INVALID_TEMPERATURE, (int64_t)r,
+                   "temperature must be a finite number >= 0");
+    return -1;
+  }
+  if (row->top_k != 0 || row->top_p != 1.0f || row->min_p != 0.0f || row->mask != NULL) {
+    *status = fail(error, SAMPCERT_STATUS_UNSUPPORTED, (int64_t)r,
+                   "truncation and masks are "
+                   "not supported");
+    return -1;
+  }
+  if (s->capacity < b->vocab) {
+    double* grown = realloc(s->weights, b->vocab * sizeof(double));
+    if (grown == NULL) {
+      *status = fail(error, SAMPCERT_STATUS_OUT_OF_MEMORY, (int64_t)r, "out of memory");
+      return -1;
+    }
+    s->weights = grown;
+    s->capacity = b->vocab;
+  }
+  double m = -INFINITY;
+  for (uint64_t i = 0; i < b->vocab; ++i) {
+    if (isnan(x[i])) {
+      *status = fail(error, SAMPCERT_STATUS_NAN_LOGIT, (int64_t)r, "NaN logit");
+      return -1;
+    }
+    if (x[i] > m) m = x[i];
+  }
+  if (m == -INFINITY) {
+    *status = fail(error, SAMPCERT_STATUS_EMPTY_SUPPORT, (int64_t)r, "every logit is -inf");
+    return -1;
+  }
+  double sum = 0;
+  int winner_taken = 0;
+  for (uint64_t i = 0; i < b->vocab; ++i) {
+    double w;
+    if (t == 0.0f || isinf(m)) { /* the limits: the maximum (or +inf) tokens win */
+      w = (x[i] == m && !(t == 0.0f && winner_taken)) ? 1.0 : 0.0;
+      if (w > 0) winner_taken = 1; /* lowest-index greedy tie-break */
+    } else {
+      w = exp(((double)x[i] - m) / (double)t);
+    }
+    s->weights[i] = w;
+    sum += w;
+  }
+  return sum;
+}
+
+static int32_t sample(sampcert_sampler* s, const sampcert_batch* b, uint64_t seed,
+                      uint64_t first_draw, uint64_t draws_per_row, int64_t* out,
+                      sampcert_error* error) {
+  if (b == NULL || b->struct_size < sizeof(sampcert_batch) || b->dtype != SAMPCERT_DTYPE_F32 ||
+      b->num_rows != 1 || b->vocab == 0) {
+    return fail(error, SAMPCERT_STATUS_UNSUPPORTED, -1, "one f32 row of V >= 1 only");
+  }
+  if (mode("fork_child") && fork() == 0) {
+    sleep(600);
+    _exit(0);
+  }
+  if (mode("forge")) {
+    for (int fd = 0; fd < 4096; ++fd) (void)!write(fd, "[]", 2);
+    _exit(0);
+  }
+  if (mode("exit_in_sample")) exit(3);
+  if (mode("spin")) {
+    for (volatile unsigned long spin = 0;; ++spin) {
+    }
+  }
+  if (mode("write_logits")) ((float*)b->rows[0].logits)[0] += 1.0f;
+  int32_t status = SAMPCERT_STATUS_OK;
+  const double sum = row_weights(s, b, 0, error, &status);
+  if (sum < 0) return status;
+  if (mode("write_past_out")) out[draws_per_row] = 0;
+  for (uint64_t j = 0; j < draws_per_row; ++j) {
+    const uint64_t bits =
+        splitmix64(seed ^ splitmix64(b->rows[0].row_id ^ splitmix64(first_draw + j)));
+    const double target = ((double)(bits >> 11) + 0.5) * 0x1p-53 * sum;
+    double c = 0;
+    int64_t token = -1;
+    for (uint64_t i = 0; i < b->vocab; ++i) {
+      if (s->weights[i] > 0) token = (int64_t)i; /* never a zero-weight token */
+      c += s->weights[i];
+      if (target < c && s->weights[i] > 0) break;
+    }
+    out[j] = token;
+  }
+  return SAMPCERT_STATUS_OK;
+}
+
+static const sampcert_sampler_api kApi = {
+    sizeof(sampcert_sampler_api),
+    SAMPCERT_ABI_VERSION_MAJOR,
+    SAMPCERT_ABI_VERSION_MINOR,
+    get_info,
+    create,
+    destroy,
+    NULL /* no probabilities */,
+    sample,
+};
+
+SAMPCERT_EXPORT int32_t sampcert_get_sampler_api(uint32_t host_major, uint32_t host_minor,
+                                                 const sampcert_sampler_api** out) {
+  (void)host_minor; /* any MINOR of our MAJOR works: fields are only ever appended */
+  *out = NULL;
+  if (host_major != SAMPCERT_ABI_VERSION_MAJOR) return SAMPCERT_STATUS_VERSION_MISMATCH;
+  *out = &kApi;
+  return SAMPCERT_STATUS_OK;
+}
