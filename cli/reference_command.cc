@@ -4,10 +4,12 @@
 #include <fmt/ostream.h>
 
 #include <Eigen/Core>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
 
+#include "results/text.h"
 #include "sampcert/reference_distribution.h"
 #include "sampcert/reference_sampler.h"
 
@@ -53,20 +55,61 @@ bool ParseRow(const ReferenceRequest& req, ParsedRow* parsed, std::ostream& err)
     fmt::print(err, "error: --dtype must be f32, f16 or bf16, not '{}'\n", req.dtype);
     return false;
   }
-  if (req.logits.empty()) {
+  // --logits is split here, not by CLI11, which would drop empty fields: "1,,3" is a typo to
+  // report, not the row [1, 3].
+  std::vector<std::string> logits;
+  for (const std::string& arg : req.logits) {
+    std::size_t start = 0;
+    while (true) {
+      const std::size_t comma = arg.find(',', start);
+      logits.push_back(arg.substr(start, comma == std::string::npos ? comma : comma - start));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  if (logits.empty()) {
     fmt::print(err, "error: --logits needs at least one value\n");
     return false;
   }
-  if (!req.mask.empty() && req.mask.size() != req.logits.size()) {
-    fmt::print(err, "error: --mask has {} entries for {} logits\n", req.mask.size(),
-               req.logits.size());
+  if (req.draws < 0 || req.draws > kMaxDraws) {
+    fmt::print(err, "error: --draws must be in [0, {}], not {}\n", kMaxDraws, req.draws);
     return false;
   }
-  for (const std::string& text : req.logits) {
+  if (!req.mask.empty() && req.mask.size() != logits.size()) {
+    fmt::print(err, "error: --mask has {} entries for {} logits\n", req.mask.size(), logits.size());
+    return false;
+  }
+  for (int m : req.mask) {
+    if (m != 0 && m != 1) {
+      fmt::print(err, "error: --mask values must be 0 or 1, not {}\n", m);
+      return false;
+    }
+  }
+  for (std::size_t i = 0; i < logits.size(); ++i) {
+    const std::string& text = logits[i];
+    if (text.empty()) {
+      fmt::print(err, "error: --logits field {} is empty\n", i + 1);
+      return false;
+    }
     char* end = nullptr;
     const float v = std::strtof(text.c_str(), &end);
     if (end == text.c_str() || *end != '\0') {
-      fmt::print(err, "error: logit '{}' is not a number (inf, -inf and nan are accepted)\n", text);
+      fmt::print(err, "error: logit '{}' is not a number (inf, -inf and nan are accepted)\n",
+                 results::EscapeForTerminal(text));
+      return false;
+    }
+    // A finite value too large for the dtype would silently become an infinite logit, which
+    // means something else entirely (SPEC: the +inf limit): say so instead.
+    const bool written_inf =
+        std::isinf(std::strtod(text.c_str(), nullptr)) &&
+        (text.find("inf") != std::string::npos || text.find("INF") != std::string::npos ||
+         text.find("Inf") != std::string::npos);
+    const float in_dtype = dtype == DType::kF32   ? v
+                           : dtype == DType::kF16 ? static_cast<float>(Eigen::half(v))
+                                                  : static_cast<float>(Eigen::bfloat16(v));
+    if (std::isinf(in_dtype) && !written_inf) {
+      fmt::print(err, "error: logit '{}' overflows {} (write inf or -inf for an infinite logit)\n",
+                 text, req.dtype);
       return false;
     }
     if (dtype == DType::kF32) {
@@ -84,7 +127,7 @@ bool ParseRow(const ReferenceRequest& req, ParsedRow* parsed, std::ostream& err)
   row.dtype = dtype;
   row.logits = dtype == DType::kF32 ? static_cast<const void*>(parsed->bits32.data())
                                     : static_cast<const void*>(parsed->bits16.data());
-  row.vocab = req.logits.size();
+  row.vocab = logits.size();
   row.mask = parsed->mask.empty() ? nullptr : parsed->mask.data();
   row.temperature = req.temperature;
   row.top_k = req.top_k;

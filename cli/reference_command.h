@@ -14,6 +14,10 @@
 
 namespace sampcert::cli {
 
+// The most tokens `reference` and `sample` draw and print in one call (128 MiB of tokens):
+// larger counts are a typo, and today they were an uncaught std::length_error.
+inline constexpr int64_t kMaxDraws = int64_t{1} << 24;
+
 struct ReferenceRequest {
   std::string dtype = "f32";
   std::vector<std::string> logits;  // decimal values or inf / -inf / nan
@@ -36,8 +40,10 @@ struct ParsedRow {
   RowView view;
 };
 
-// Parses dtype, logits (rounded to the dtype as a cast would) and mask. Returns false and
-// prints the usage error to `err` on bad input.
+// Parses dtype, logits (rounded to the dtype as a cast would) and mask, and checks --draws.
+// Returns false and prints the usage error to `err` on bad input: an empty logit field, a
+// finite value that overflows the dtype, a mask value other than 0/1, draws outside
+// [0, kMaxDraws].
 bool ParseRow(const ReferenceRequest& request, ParsedRow* row, std::ostream& err);
 
 // Converts the textual logits to bit patterns of the requested dtype (round to nearest even,

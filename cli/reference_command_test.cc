@@ -45,5 +45,44 @@ TEST(ReferenceCommand, UsageErrorsExitTwo) {
   EXPECT_EQ(RunReference(bad_mask, out, err), 2);
 }
 
+// Issue 11, point 5: inputs that were silently accepted (an empty field dropped, a logit that
+// overflowed to +inf, a mask value 2) or crashed (--draws 2^62: std::length_error, exit 134).
+TEST(ReferenceCommand, RowInputsAreValidatedBeforeAnyWork) {
+  struct Case {
+    std::string dtype;
+    std::vector<std::string> logits;
+    std::vector<int> mask;
+    int64_t draws;
+    const char* message;
+  };
+  for (const Case& c :
+       {Case{"f32", {"1,,3"}, {}, 0, "field 2 is empty"},
+        Case{"f32", {"1,2,"}, {}, 0, "field 3 is empty"},
+        Case{"f32", {"1", "1e39"}, {}, 0, "'1e39' overflows f32"},
+        Case{"f32", {"1", "-1e999"}, {}, 0, "overflows f32"},
+        Case{"f16", {"1", "70000"}, {}, 0, "'70000' overflows f16"},
+        Case{"bf16", {"1", "3.5e38"}, {}, 0, "overflows bf16"},
+        Case{"f32", {"1", "2"}, {1, 2}, 0, "--mask values must be 0 or 1, not 2"},
+        Case{"f32", {"1", "2"}, {}, int64_t{1} << 62, "--draws must be in [0, 16777216]"},
+        Case{"f32", {"1", "2"}, {}, -3, "--draws must be in"}}) {
+    ReferenceRequest req;
+    req.dtype = c.dtype;
+    req.logits = c.logits;
+    req.mask = c.mask;
+    req.draws = c.draws;
+    std::ostringstream out, err;
+    EXPECT_EQ(RunReference(req, out, err), 2) << c.message;
+    EXPECT_NE(err.str().find(c.message), std::string::npos) << err.str();
+    EXPECT_EQ(out.str(), "") << c.message;
+  }
+  // Infinities written as such, and a comma-separated single argument, are fine.
+  ReferenceRequest ok;
+  ok.dtype = "f16";
+  ok.logits = {"1,-inf,inf,Infinity"};
+  std::ostringstream out, err;
+  EXPECT_EQ(RunReference(ok, out, err), 0) << err.str();
+  EXPECT_NE(out.str().find("support 3 of 4"), std::string::npos) << out.str();
+}
+
 }  // namespace
 }  // namespace sampcert::cli

@@ -9,8 +9,16 @@
 #include "reports/junit.h"
 #include "reports/report.h"
 #include "reports/report_json.h"
+#include "reports/report_set.h"
+#include "results/text.h"
 
 namespace sampcert::cli {
+namespace {
+
+// Paths and messages can carry any bytes: escaped before they reach the terminal.
+std::string S(const std::string& s) { return results::EscapeForTerminal(s); }
+
+}  // namespace
 
 int RunReportMerge(const std::vector<std::string>& inputs, const std::string& out_dir,
                    std::ostream& out, std::ostream& err) {
@@ -19,7 +27,7 @@ int RunReportMerge(const std::vector<std::string>& inputs, const std::string& ou
     reports::Report r;
     std::string why;
     if (!reports::ReadReport(path, &r, &why)) {
-      fmt::print(err, "error: {}\n", why);
+      fmt::print(err, "error: {}\n", S(why));
       return 2;
     }
     shards.push_back(std::move(r));
@@ -27,21 +35,13 @@ int RunReportMerge(const std::vector<std::string>& inputs, const std::string& ou
   reports::Report merged;
   std::string why;
   if (!reports::Merge(shards, &merged, &why)) {
-    fmt::print(err, "error: cannot merge: {}\n", why);
+    fmt::print(err, "error: cannot merge: {}\n", S(why));
     return 2;
   }
-  std::error_code ec;
-  std::filesystem::create_directories(out_dir, ec);
-  const std::filesystem::path dir(out_dir);
-  const std::string path = (dir / "report.json").string();
-  for (const auto& [file, text] :
-       {std::pair{path, reports::ReportToJson(merged).dump(2)},
-        std::pair{(dir / "report.html").string(), reports::RenderHtml(merged)},
-        std::pair{(dir / "report.junit.xml").string(), reports::RenderJUnit(merged)}}) {
-    if (std::string e = reports::WriteFileAtomically(file, text); !e.empty()) {
-      fmt::print(err, "error: {}\n", e);
-      return 2;
-    }
+  std::string path;
+  if (std::string e = reports::WriteReportSet(out_dir, merged, &path); !e.empty()) {
+    fmt::print(err, "error: {}\n", S(e));
+    return 2;
   }
   fmt::print(out, "{}", reports::TextSummary(merged, path));
   return reports::Conformant(merged) ? 0 : 1;
@@ -52,17 +52,19 @@ int RunReportDiff(const std::string& before, const std::string& after, std::ostr
   reports::Report a, b;
   std::string why;
   if (!reports::ReadReport(before, &a, &why) || !reports::ReadReport(after, &b, &why)) {
-    fmt::print(err, "error: {}\n", why);
+    fmt::print(err, "error: {}\n", S(why));
     return 2;
   }
-  bool regression = false;
+  // A regression, or reports of different plans (not comparable: a new baseline is needed), is
+  // exit 1; only a comparison that found nothing worse is 0.
+  bool fails = false;
   const std::vector<std::string> lines = reports::Diff(a, b);
   for (const std::string& l : lines) {
-    fmt::print(out, "{}\n", l);
-    regression |= l.rfind("REGRESSION", 0) == 0;
+    fmt::print(out, "{}\n", S(l));
+    fails |= l.rfind("REGRESSION", 0) == 0 || l.rfind("PLAN CHANGED", 0) == 0;
   }
   if (lines.empty()) fmt::print(out, "no differences\n");
-  return regression ? 1 : 0;
+  return fails ? 1 : 0;
 }
 
 int RunReportRender(const std::string& format, const std::string& input, const std::string& output,
@@ -70,12 +72,12 @@ int RunReportRender(const std::string& format, const std::string& input, const s
   reports::Report r;
   std::string why;
   if (!reports::ReadReport(input, &r, &why)) {
-    fmt::print(err, "error: {}\n", why);
+    fmt::print(err, "error: {}\n", S(why));
     return 2;
   }
   const std::string text = format == "html" ? reports::RenderHtml(r) : reports::RenderJUnit(r);
   if (std::string e = reports::WriteFileAtomically(output, text); !e.empty()) {
-    fmt::print(err, "error: {}\n", e);
+    fmt::print(err, "error: {}\n", S(e));
     return 2;
   }
   return 0;

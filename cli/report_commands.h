@@ -13,8 +13,10 @@ namespace sampcert::cli {
 int RunReportMerge(const std::vector<std::string>& inputs, const std::string& out_dir,
                    std::ostream& out, std::ostream& err);
 
-// Lists FIX / REGRESSION / DIFFERENCE / NEW / REMOVED per property and dtype. Exit 0 when
-// there is no REGRESSION, 1 when there is one, 2 on errors.
+// Lists FIX / REGRESSION / DIFFERENCE / NEW per property and dtype (reports::Diff: a new
+// non-conformant status or a removed result is a REGRESSION). Exit 0 when there is no
+// REGRESSION, 1 when there is one or the plans differ ("PLAN CHANGED": not comparable), 2 on
+// errors (unreadable or schema-invalid input, named by its JSON path).
 int RunReportDiff(const std::string& before, const std::string& after, std::ostream& out,
                   std::ostream& err);
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -16,10 +17,11 @@
 #include "adapters/sampler.h"
 #include "properties/conformance.h"
 #include "registry/open_sampler.h"
-#include "reports/html.h"
-#include "reports/junit.h"
 #include "reports/report.h"
 #include "reports/report_json.h"
+#include "reports/report_set.h"
+#include "reports/sha256.h"
+#include "results/text.h"
 #include "runner/runner.h"
 
 #ifndef SAMPCERT_GIT_REVISION
@@ -47,6 +49,40 @@ std::string CpuName() {
   return "unknown";
 }
 
+// Everything about the options that can be checked without the sampler, checked before any
+// work: a typo must not give a CONFORMANT verdict over 0 results, nor a run that never ends.
+std::string ValidateOptions(const RunRequest& req, int* shard_i, int* shard_n) {
+  const auto S = [](const std::string& s) { return results::EscapeForTerminal(s); };
+  if (!reports::ParseShard(req.shard, shard_i, shard_n)) {
+    return fmt::format("--shard must be I/N in plain decimal with 0 <= I < N, not '{}'",
+                       S(req.shard));
+  }
+  if (req.jobs < 1 || req.jobs > kMaxJobs) {
+    return fmt::format("--jobs must be in [1, {}], not {}", kMaxJobs, req.jobs);
+  }
+  if (!std::isfinite(req.item_timeout_s) || req.item_timeout_s <= 0) {
+    return fmt::format("--item-timeout must be a positive number of seconds, not {}",
+                       req.item_timeout_s);
+  }
+  if (!std::isfinite(req.time_budget_s) || req.time_budget_s < 0) {
+    return fmt::format(
+        "--time-budget must be a finite number of seconds >= 0 (0: none), not "
+        "{}",
+        req.time_budget_s);
+  }
+  if (!req.only_dtype.empty() && req.only_dtype != "f32" && req.only_dtype != "f16" &&
+      req.only_dtype != "bf16") {
+    return fmt::format("--dtype must be f32, f16 or bf16, not '{}'", S(req.only_dtype));
+  }
+  if (req.only_case < -1) return fmt::format("--case must be >= 0, not {}", req.only_case);
+  return {};
+}
+
+// A plug-in given by path (OpenSampler's rule: a '/' or a ".so" suffix).
+bool IsPluginPath(const std::string& s) {
+  return s.find('/') != std::string::npos || s.ends_with(".so");
+}
+
 // A worker's address-space limit: the machine's physical memory, so that a runaway allocation
 // fails in the worker (a Crash) instead of swapping the host. None under AddressSanitizer, whose
 // shadow memory reserves terabytes of address space; there an out-of-memory worker ends with
@@ -71,22 +107,36 @@ uint64_t DefaultMemoryLimit() {
 }  // namespace
 
 int RunRun(const RunRequest& req, std::ostream& out, std::ostream& err) {
+  const auto S = [](const std::string& s) { return results::EscapeForTerminal(s); };
   properties::Profile profile;
   if (!properties::ProfileByName(req.profile, &profile)) {
-    fmt::print(err, "error: --profile must be quick, standard or full, not '{}'\n", req.profile);
+    fmt::print(err, "error: --profile must be quick, standard or full, not '{}'\n", S(req.profile));
     return 2;
   }
   int shard_i = 0, shard_n = 1;
-  if (std::sscanf(req.shard.c_str(), "%d/%d", &shard_i, &shard_n) != 2 || shard_n < 1 ||
-      shard_i < 0 || shard_i >= shard_n) {
-    fmt::print(err, "error: --shard must be I/N with 0 <= I < N, not '{}'\n", req.shard);
+  if (std::string why = ValidateOptions(req, &shard_i, &shard_n); !why.empty()) {
+    fmt::print(err, "error: {}\n", why);
     return 2;
   }
   reports::Expectations expectations;
   if (!req.expect_file.empty()) {
     std::string why;
     if (!reports::LoadExpectations(req.expect_file, &expectations, &why)) {
-      fmt::print(err, "error: {}\n", why);
+      fmt::print(err, "error: {}\n", S(why));
+      return 2;
+    }
+  }
+  // An unwritable --out is found now, not after the run.
+  if (std::string why = reports::CheckWritableFolder(req.out_dir); !why.empty()) {
+    fmt::print(err, "error: {}\n", S(why));
+    return 2;
+  }
+  std::string file_sha256;
+  if (IsPluginPath(req.sampler)) {
+    std::string why;
+    file_sha256 = reports::FileSha256(req.sampler, &why);
+    if (file_sha256.empty()) {
+      fmt::print(err, "error: {}\n", S(why));
       return 2;
     }
   }
@@ -112,12 +162,49 @@ int RunRun(const RunRequest& req, std::ostream& out, std::ostream& err) {
   const runner::SamplerOpener open = [sampler_arg] { return registry::OpenSampler(sampler_arg); };
   auto described = runner::Describe(open, opts);
   if (!described.ok()) {
-    fmt::print(err, "error: {}\n", described.error().message);
+    fmt::print(err, "error: {}\n", S(described.error().message));
     return 2;
   }
   const adapters::SamplerInfo info = *described;
   const auto started = std::chrono::steady_clock::now();
   const properties::Plan plan = properties::MakePlan(profile, info, req.seed);
+  // Filters must select something: `--item nope` or `--dtype f16` for a sampler without f16
+  // items would otherwise certify 0 results.
+  {
+    bool dtype_found = req.only_dtype.empty(), item_found = req.only_item.empty();
+    std::string names;
+    for (const properties::PlanItem& it : plan.items) {
+      dtype_found |= it.dtype == req.only_dtype;
+      if (it.dtype + "/" + it.name == req.only_item) item_found = true;
+      if (!it.name.empty() && names.size() < 300) {
+        names += (names.empty() ? "" : ", ") + it.dtype + "/" + it.name;
+      }
+    }
+    if (!dtype_found) {
+      fmt::print(err, "error: --dtype {}: the plan has no item of that dtype\n", req.only_dtype);
+      return 2;
+    }
+    if (!item_found) {
+      fmt::print(err, "error: --item '{}' matches no plan item (they are: {}{})\n",
+                 S(req.only_item), names, names.size() >= 300 ? ", ..." : "");
+      return 2;
+    }
+  }
+
+  if (req.only_case >= profile.valid_cases_per_dtype) {
+    fmt::print(err, "error: --case {} is past the profile's {} generated cases (0 to {})\n",
+               req.only_case, profile.name, profile.valid_cases_per_dtype - 1);
+    return 2;
+  }
+  // The filters together must select something too (--case applies to the generated-row items
+  // only, so `--item f32/flat_V64 --case 3` selects nothing).
+  runner::RunOptions whole = opts;
+  whole.shard_index = 0;
+  whole.shard_count = 1;
+  if (runner::ShardItems(plan, whole).empty()) {
+    fmt::print(err, "error: --dtype, --item and --case together select no plan item\n");
+    return 2;
+  }
   const bool tty = req.progress && isatty(STDERR_FILENO);
   if (tty) {
     opts.progress = [&err](const runner::Progress& p) {
@@ -132,7 +219,7 @@ int RunRun(const RunRequest& req, std::ostream& out, std::ostream& err) {
   auto ran = runner::RunPlan(open, req.sampler, plan, info, opts);
   if (tty) fmt::print(err, "\r\033[K");
   if (!ran.ok()) {
-    fmt::print(err, "error: {}\n", ran.error().message);
+    fmt::print(err, "error: {}\n", S(ran.error().message));
     return 2;
   }
   std::vector<TestResult> results = std::move(ran->results);
@@ -164,27 +251,25 @@ int RunRun(const RunRequest& req, std::ostream& out, std::ostream& err) {
                     {"false_alarm_budget", profile.false_alarm_budget},
                     {"required_tv", profile.required_tv},
                     {"expectations", req.expect_file}};
-  report.sampler = reports::SamplerToJson(info, req.sampler);
+  // The filters, so that `report merge` can refuse a filtered run passed off as a shard.
+  json filters = json::object();
+  if (!req.only_dtype.empty()) filters["dtype"] = req.only_dtype;
+  if (!req.only_item.empty()) filters["item"] = req.only_item;
+  if (req.only_case >= 0) filters["case"] = req.only_case;
+  report.context["filters"] = filters;
+  report.sampler = reports::SamplerToJson(info, req.sampler, file_sha256);
   report.complete = ran->complete;
   report.incomplete_reason = ran->incomplete_reason;
 
-  std::error_code ec;
-  std::filesystem::create_directories(req.out_dir, ec);
-  const std::filesystem::path dir(req.out_dir);
-  const std::string path = (dir / "report.json").string();
-  for (const auto& [file, text] :
-       {std::pair{path, reports::ReportToJson(report).dump(2)},
-        std::pair{(dir / "report.html").string(), reports::RenderHtml(report)},
-        std::pair{(dir / "report.junit.xml").string(), reports::RenderJUnit(report)}}) {
-    if (std::string why = reports::WriteFileAtomically(file, text); !why.empty()) {
-      fmt::print(err, "error: {}\n", why);
-      return 2;
-    }
+  std::string path;
+  if (std::string why = reports::WriteReportSet(req.out_dir, report, &path); !why.empty()) {
+    fmt::print(err, "error: {}\n", S(why));
+    return 2;
   }
   fmt::print(out, "{}", reports::TextSummary(report, path));
   if (!report.complete) {
     // Not a certificate, whatever the finished items say.
-    fmt::print(out, "INCOMPLETE: {}\n", report.incomplete_reason);
+    fmt::print(out, "INCOMPLETE: {}\n", S(report.incomplete_reason));
     return ran->signal != 0 ? 128 + ran->signal : 1;
   }
   return reports::Conformant(report) ? 0 : 1;

@@ -1,9 +1,11 @@
 // `sampcert run`: certifies one sampler against a profile's plan, prints a summary (with a
-// progress line on a terminal) and writes DIR/report.json. Exit codes: 0 conformant (only Pass,
-// Warning, NotSupported, Waived), 1 not conformant (or, with --expect, any FIX / REGRESSION /
-// DIFFERENCE against the expectations, or a run stopped by --time-budget: incomplete), 2 usage
-// errors, a sampler that cannot be loaded, or a host error; 128 + N when signal N (SIGINT,
-// SIGTERM) stopped the run, after writing what was finished as an incomplete report.
+// progress line on a terminal) and publishes DIR/report.{json,html,junit.xml} as one set (with
+// report.manifest.json). Exit codes: 0 conformant (only Pass, Warning, NotSupported, Waived), 1
+// not conformant (or, with --expect, any FIX / REGRESSION / DIFFERENCE against the
+// expectations, or a run stopped by --time-budget: incomplete), 2 usage errors (every option is
+// checked before any work, --out included), a sampler that cannot be loaded, or a host error;
+// 128 + N when signal N (SIGINT, SIGTERM) stopped the run, after writing what was finished as an
+// incomplete report.
 #ifndef SAMPCERT_CLI_RUN_COMMAND_H_
 #define SAMPCERT_CLI_RUN_COMMAND_H_
 
@@ -12,6 +14,9 @@
 #include <string>
 
 namespace sampcert::cli {
+
+// More workers than this is a typo, not a machine (each is a process with its own pipe).
+inline constexpr int kMaxJobs = 256;
 
 struct RunRequest {
   std::string sampler;

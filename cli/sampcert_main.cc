@@ -15,9 +15,9 @@ namespace {
 // The options that describe one row, shared by `reference` and `sample`.
 void AddRowOptions(CLI::App* cmd, sampcert::cli::ReferenceRequest* req) {
   cmd->add_option("--dtype", req->dtype, "Logit dtype: f32, f16 or bf16")->capture_default_str();
+  // No CLI11 delimiter: ParseRow splits the fields itself so that an empty one is an error.
   cmd->add_option("--logits", req->logits, "Comma-separated logits (inf, -inf, nan allowed)")
-      ->required()
-      ->delimiter(',');
+      ->required();
   cmd->add_option("--mask", req->mask, "Comma-separated 0/1 allowed-mask")->delimiter(',');
   cmd->add_option("--temperature,-t", req->temperature, "Temperature >= 0")->capture_default_str();
   cmd->add_option("--top-k", req->top_k, "top_k (0 = off)")->capture_default_str();
@@ -117,7 +117,13 @@ int main(int argc, char** argv) {
   junit->add_option("report", render_in, "report.json")->required();
   junit->add_option("-o,--output", render_out, "Output file (default: report.junit.xml beside it)");
 
-  CLI11_PARSE(app, argc, argv);
+  // CLI11's own exit codes (104-109 and more) are usage errors like any other: exit 2, the
+  // documented code for them. --help (exit 0) stays 0.
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
   if (merge->parsed()) {
     return sampcert::cli::RunReportMerge(merge_inputs, merge_out, std::cout, std::cerr);
   }

@@ -7,6 +7,7 @@
 #include "properties/conformance.h"
 #include "registry/builtin_samplers.h"
 #include "registry/open_sampler.h"
+#include "results/text.h"
 
 namespace sampcert::cli {
 namespace {
@@ -22,6 +23,9 @@ std::string Capabilities(uint32_t caps) {
 const char* Step(TruncationStep s) {
   return s == TruncationStep::kTopK ? "top-k" : s == TruncationStep::kTopP ? "top-p" : "min-p";
 }
+
+// A sampler's name, version and messages are its bytes: escaped for the terminal.
+std::string S(const std::string& s) { return results::EscapeForTerminal(s); }
 
 }  // namespace
 
@@ -41,13 +45,13 @@ int RunList(std::ostream& out) {
 int RunInfo(const std::string& sampler, std::ostream& out, std::ostream& err) {
   auto s = registry::OpenSampler(sampler);
   if (!s.ok()) {
-    fmt::print(err, "error: {}\n", s.error().message);
+    fmt::print(err, "error: {}\n", S(s.error().message));
     return 2;
   }
   const adapters::SamplerInfo& i = (*s)->info();
   const Policies& p = i.policies;
-  fmt::print(out, "name:          {}\nversion:       {}\ncapabilities:  {}\n", i.name, i.version,
-             Capabilities(i.capabilities));
+  fmt::print(out, "name:          {}\nversion:       {}\ncapabilities:  {}\n", S(i.name),
+             S(i.version), Capabilities(i.capabilities));
   fmt::print(out, "greedy ties:   {}\n",
              p.greedy_tie_break == GreedyTieBreak::kUniform ? "uniform" : "lowest index");
   fmt::print(out, "cut ties:      {}\n",
@@ -77,7 +81,7 @@ int RunSample(const std::string& sampler, const ReferenceRequest& req, std::ostr
   if (!ParseRow(req, &parsed, err)) return 2;
   auto s = registry::OpenSampler(sampler);
   if (!s.ok()) {
-    fmt::print(err, "error: {}\n", s.error().message);
+    fmt::print(err, "error: {}\n", S(s.error().message));
     return 2;
   }
   const adapters::Batch batch{parsed.view.dtype, parsed.view.vocab, {parsed.view}};
@@ -85,10 +89,10 @@ int RunSample(const std::string& sampler, const ReferenceRequest& req, std::ostr
   auto tokens = (*s)->Sample(batch, req.seed, 0, draws);
   if (!tokens.ok()) {
     fmt::print(err, "sampler error ({}): {}\n", ErrorCodeName(tokens.error().code),
-               tokens.error().message);
+               S(tokens.error().message));
     return 1;
   }
-  fmt::print(out, "{} draws (seed {}, row id {}):", (*s)->info().name, req.seed, req.row_id);
+  fmt::print(out, "{} draws (seed {}, row id {}):", S((*s)->info().name), req.seed, req.row_id);
   for (int64_t t : *tokens) fmt::print(out, " {}", t);
   fmt::print(out, "\n");
   return 0;

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "reports/report_json.h"
+#include "results/text.h"
 
 namespace sampcert::reports {
 namespace {
@@ -207,9 +208,11 @@ svg.chart{width:100%;height:auto;background:#fcfcfc;border:1px solid #eee}
 }  // namespace
 
 std::string HtmlEscape(std::string_view text) {
+  // Sanitized first: the page declares UTF-8, and a sampler's bytes need not be.
+  const std::string valid = results::SanitizeUtf8(text);
   std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
+  out.reserve(valid.size());
+  for (char c : valid) {
     switch (c) {
       case '&': out += "&amp;"; break;
       case '<': out += "&lt;"; break;

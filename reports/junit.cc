@@ -4,33 +4,16 @@
 
 #include <map>
 
+#include "results/text.h"
+
 namespace sampcert::reports {
 
 using results::Status;
 using results::TestResult;
 
-std::string XmlEscape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default:
-        // XML 1.0 forbids most control characters, even escaped.
-        if (c < 0x20 && ch != '\n' && ch != '\t' && ch != '\r') {
-          out += fmt::format("\\x{:02x}", c);
-        } else {
-          out += ch;
-        }
-    }
-  }
-  return out;
-}
+// One XML escaping for every name and message: results::XmlEscape also drops what XML 1.0
+// forbids (C0 controls, U+FFFE, U+FFFF) and invalid UTF-8, so the file stays well-formed.
+std::string XmlEscape(std::string_view text) { return results::XmlEscape(text); }
 
 std::string RenderJUnit(const Report& report) {
   const std::string sampler = report.sampler.value("name", "sampler");

@@ -2,11 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
+#include <string_view>
 #include <tuple>
 
 #include "reports/report_json.h"
+#include "reports/report_schema.h"
+#include "reports/report_set.h"
+#include "results/text.h"
 
 namespace sampcert::reports {
 
@@ -111,12 +116,34 @@ bool Conformant(const Report& report) {
   return true;
 }
 
+namespace {
+
+// Context and sampler hold text from outside (a path, the CPU's name, a plug-in's name and
+// version): every string, key or value, goes through the one sanitizer before it is JSON.
+json Sanitized(const json& j) {
+  if (j.is_string()) return results::SanitizeUtf8(j.get_ref<const std::string&>());
+  if (j.is_array()) {
+    json out = json::array();
+    for (const json& x : j) out.push_back(Sanitized(x));
+    return out;
+  }
+  if (j.is_object()) {
+    json out = json::object();
+    for (const auto& [k, v] : j.items()) out[results::SanitizeUtf8(k)] = Sanitized(v);
+    return out;
+  }
+  return j;
+}
+
+}  // namespace
+
 json ReportToJson(const Report& report) {
   json j;
   j["schema_version"] = kSchemaVersion;
-  j["context"] = report.context;
-  j["sampler"] = report.sampler;
-  j["completeness"] = {{"complete", report.complete}, {"reason", report.incomplete_reason}};
+  j["context"] = Sanitized(report.context);
+  j["sampler"] = Sanitized(report.sampler);
+  j["completeness"] = {{"complete", report.complete},
+                       {"reason", results::SanitizeUtf8(report.incomplete_reason)}};
   json rs = json::array();
   for (const TestResult& r : report.results) rs.push_back(ToJson(r));
   j["results"] = rs;
@@ -127,12 +154,16 @@ json ReportToJson(const Report& report) {
   for (const auto& [key, status] : Aggregate(report.results)) {
     const std::string name = key.first + "/" + key.second;
     if (status == Status::kPass || status == Status::kWarning) certified.push_back(name);
-    if (!results::IsConformant(status)) not_conformant.push_back(name);
+    if (!results::IsConformant(status)) not_conformant.push_back(results::SanitizeUtf8(name));
+  }
+  json differences = json::array();
+  for (const std::string& d : report.expectation_differences) {
+    differences.push_back(results::SanitizeUtf8(d));
   }
   j["verdict"] = {{"conformant", Conformant(report)},
                   {"certified", certified},
                   {"not_conformant", not_conformant},
-                  {"expectation_differences", report.expectation_differences}};
+                  {"expectation_differences", differences}};
   return j;
 }
 
@@ -140,9 +171,21 @@ Report ReportFromJson(const json& j, std::string* error) {
   Report r;
   error->clear();
   try {
+    // The MAJOR version is checked first, so an old report is refused by its version, not by
+    // the first field the schema does not know.
+    if (!j.is_object() || !j.contains("schema_version") || !j["schema_version"].is_string()) {
+      *error = "/schema_version: missing or not a string (not a sampcert report?)";
+      return r;
+    }
     const std::string version = j.at("schema_version").get<std::string>();
     if (version.substr(0, version.find('.')) != std::string(kSchemaVersion).substr(0, 1)) {
       *error = "report schema version " + version + " is not " + kSchemaVersion;
+      return r;
+    }
+    // Then the whole document against the schema: a wrong type or an unknown status is an error
+    // with its JSON path, never an exception and never a status read as another.
+    if (std::string why = ValidateReport(j); !why.empty()) {
+      *error = "does not match the report schema: " + why;
       return r;
     }
     r.context = j.at("context");
@@ -171,8 +214,9 @@ bool ReadReport(const std::string& path, Report* out, std::string* error) {
   try {
     *out = ReportFromJson(json::parse(in), error);
   } catch (const std::exception& e) {
-    *error = path + ": " + e.what();
+    *error = e.what();
   }
+  if (error->empty()) *error = CheckManifest(path);
   if (!error->empty()) *error = path + ": " + *error;
   return error->empty();
 }
@@ -187,53 +231,132 @@ void SortResults(std::vector<TestResult>* results) {
   });
 }
 
+namespace {
+
+// A canonical decimal: digits only, no leading zero (but "0"), at most 6 digits.
+bool ParseCanonical(std::string_view text, int* out) {
+  if (text.empty() || text.size() > 6 || (text.size() > 1 && text[0] == '0')) return false;
+  int v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + (c - '0');
+  }
+  *out = v;
+  return true;
+}
+
+}  // namespace
+
+bool ParseShard(const std::string& text, int* index, int* count) {
+  // Canonical decimal integers only: "01/2", "+1/2", "1/2x" and "1 /2" are refused, so one
+  // shard has one name and `merge` can tell them apart. (No std::regex: GCC 12 warns inside it
+  // under the sanitizers.)
+  const std::size_t slash = text.find('/');
+  if (slash == std::string::npos) return false;
+  const std::string_view t(text);
+  return ParseCanonical(t.substr(0, slash), index) && ParseCanonical(t.substr(slash + 1), count) &&
+         *count >= 1 && *index < *count;
+}
+
+namespace {
+
+// The sampler's whole declaration, less the argument it was opened by (the same plug-in may sit
+// at another path on another machine; its file_sha256 says whether it is the same file).
+json Declaration(const json& sampler) {
+  json d = sampler;
+  if (d.is_object()) d.erase("argument");
+  return d;
+}
+
+std::string FirstDifference(const json& a, const json& b) {
+  for (const auto& [k, v] : a.items()) {
+    if (!b.contains(k)) return k + " (absent in one)";
+    if (b[k] != v) return fmt::format("{} ({} vs {})", k, v.dump(), b[k].dump());
+  }
+  for (const auto& [k, v] : b.items()) {
+    if (!a.contains(k)) return k + " (absent in one)";
+  }
+  return "?";
+}
+
+}  // namespace
+
 bool Merge(const std::vector<Report>& shards, Report* out, std::string* error) {
   if (shards.empty()) {
     *error = "nothing to merge";
     return false;
   }
-  *out = shards.front();
+  const Report& first = shards.front();
+  *out = first;
   out->results.clear();
   out->expectation_differences.clear();
-  std::set<std::string> shard_names;
-  std::set<std::pair<std::string, std::string>> seen;  // (property/dtype/family)
+  std::set<int> indices;
+  int count = -1;
   for (const Report& s : shards) {
-    for (const char* field : {"profile", "seed"}) {
-      if (s.context.value(field, json()) != shards.front().context.value(field, json())) {
+    const std::string shard = s.context.value("shard", "");
+    if (!s.complete) {
+      *error = fmt::format("shard {} is incomplete ({}): rerun it", shard, s.incomplete_reason);
+      return false;
+    }
+    // A filtered run (--dtype, --item, --case) is not a shard: its results are a subset chosen
+    // by name, and merging it would certify what was never run.
+    const json filters = s.context.value("filters", json());
+    if (!filters.is_object()) {
+      *error = fmt::format(
+          "shard {} does not record its filters (a report from before schema "
+          "2.1): rerun it",
+          shard);
+      return false;
+    }
+    if (!filters.empty()) {
+      *error = fmt::format("shard {} was made with filters {}: only unfiltered runs merge", shard,
+                           filters.dump());
+      return false;
+    }
+    for (const char* field : {"profile", "seed", "plan_version"}) {
+      if (s.context.value(field, json()) != first.context.value(field, json())) {
         *error = fmt::format("shards disagree on {}: {} vs {}", field,
                              s.context.value(field, json()).dump(),
-                             shards.front().context.value(field, json()).dump());
+                             first.context.value(field, json()).dump());
         return false;
       }
     }
-    if (s.sampler.value("name", "") != shards.front().sampler.value("name", "")) {
-      *error = "shards are of different samplers";
+    if (Declaration(s.sampler) != Declaration(first.sampler)) {
+      *error = "shards are of different samplers: " +
+               FirstDifference(Declaration(first.sampler), Declaration(s.sampler));
       return false;
     }
-    const std::string shard = s.context.value("shard", "0/1");
-    if (!shard_names.insert(shard).second) {
+    int i = 0, n = 0;
+    if (!ParseShard(shard, &i, &n)) {
+      *error = fmt::format("'{}' is not a shard (I/N)", shard);
+      return false;
+    }
+    if (count != -1 && n != count) {
+      *error = fmt::format("shards of different splits: {} and {}", shard,
+                           first.context.value("shard", ""));
+      return false;
+    }
+    count = n;
+    if (!indices.insert(i).second) {
       *error = "shard " + shard + " given twice";
       return false;
     }
-    for (const TestResult& r : s.results) {
-      if (seen.insert({r.property + "/" + r.dtype + "/" + r.family, shard}).second) {
-        out->results.push_back(r);
-      }
-    }
+    out->results.insert(out->results.end(), s.results.begin(), s.results.end());
     out->expectation_differences.insert(out->expectation_differences.end(),
                                         s.expectation_differences.begin(),
                                         s.expectation_differences.end());
   }
-  std::sort(out->expectation_differences.begin(), out->expectation_differences.end());
-  SortResults(&out->results);
-  const std::string first = shards.front().context.value("shard", "0/1");
-  const auto slash = first.find('/');
-  const std::size_t expected_shards =
-      slash == std::string::npos ? 1 : std::stoul(first.substr(slash + 1));
-  if (shard_names.size() != expected_shards) {
-    *error = fmt::format("{} of {} shards given", shard_names.size(), expected_shards);
+  if (static_cast<int>(indices.size()) != count) {
+    std::string missing;
+    for (int i = 0; i < count && missing.size() < 200; ++i) {
+      if (!indices.count(i))
+        missing += fmt::format("{}{}/{}", missing.empty() ? "" : ", ", i, count);
+    }
+    *error = fmt::format("{} of {} shards given; missing {}", indices.size(), count, missing);
     return false;
   }
+  std::sort(out->expectation_differences.begin(), out->expectation_differences.end());
+  SortResults(&out->results);
   double seconds = 0;
   for (const Report& s : shards) seconds += NumberFrom(s.context.value("seconds", json(0)));
   out->context["shard"] = fmt::format("merged from {} shards", shards.size());
@@ -242,6 +365,16 @@ bool Merge(const std::vector<Report>& shards, Report* out, std::string* error) {
 }
 
 std::vector<std::string> Diff(const Report& before, const Report& after) {
+  // Reports of different plans tested different things: a status change between them is
+  // neither a fix nor a regression.
+  const json pa = before.context.value("plan_version", json()),
+             pb = after.context.value("plan_version", json());
+  if (pa != pb) {
+    return {
+        fmt::format("PLAN CHANGED {} -> {}: the reports test different plans; statuses are "
+                    "not compared (make a new baseline)",
+                    pa.is_null() ? "(none)" : pa.dump(), pb.is_null() ? "(none)" : pb.dump())};
+  }
   std::vector<std::string> out;
   const auto a = Aggregate(before.results);
   const auto b = Aggregate(after.results);
@@ -253,30 +386,49 @@ std::vector<std::string> Diff(const Report& before, const Report& after) {
     auto ia = a.find(k);
     auto ib = b.find(k);
     if (ia == a.end()) {
-      out.push_back(fmt::format("NEW {}: {}", name, results::StatusName(ib->second)));
+      // A new test that does not pass is a regression like any other.
+      out.push_back(fmt::format("{} {}: new, {}",
+                                results::IsConformant(ib->second) ? "NEW" : "REGRESSION", name,
+                                results::StatusName(ib->second)));
       continue;
     }
     if (ib == b.end()) {
-      out.push_back(fmt::format("REMOVED {}: was {}", name, results::StatusName(ia->second)));
+      // A result that disappears is a test that no longer runs: never silently fine.
+      out.push_back(
+          fmt::format("REGRESSION {}: removed (was {})", name, results::StatusName(ia->second)));
       continue;
     }
     if (ia->second == ib->second) continue;
     const bool was = results::IsConformant(ia->second);
     const bool is = results::IsConformant(ib->second);
-    const char* kind = !was && is ? "FIX" : was && !is ? "REGRESSION" : "DIFFERENCE";
+    // Any change into a non-conformant status is a regression (a new Crash after a Fail too);
+    // out of one, a fix; between conformant statuses, a difference.
+    const char* kind = !is ? "REGRESSION" : !was ? "FIX" : "DIFFERENCE";
     out.push_back(fmt::format("{} {}: {} -> {}", kind, name, results::StatusName(ia->second),
                               results::StatusName(ib->second)));
+  }
+  // Row families that went away inside a (property, dtype) that is still there.
+  std::set<std::tuple<std::string, std::string, std::string>> now;
+  for (const TestResult& r : after.results) now.insert({r.property, r.dtype, r.family});
+  for (const TestResult& r : before.results) {
+    if (b.count({r.property, r.dtype}) && !now.count({r.property, r.dtype, r.family})) {
+      out.push_back(fmt::format("REGRESSION {}/{}/{}: removed (was {})", r.property, r.dtype,
+                                r.family, results::StatusName(r.status)));
+    }
   }
   return out;
 }
 
 std::string TextSummary(const Report& report, const std::string& path) {
+  // Everything here may hold a sampler's bytes: escaped, so a name cannot move the cursor,
+  // clear the screen or paint a verdict of its own.
+  const auto S = [](std::string_view text) { return results::EscapeForTerminal(text); };
   std::string out;
   const json& c = report.context;
   out += fmt::format("sampcert {} — sampler {} {} — profile {} seed {} shard {} — {:.1f} s\n",
-                     c.value("tool_version", "?"), report.sampler.value("name", "?"),
-                     report.sampler.value("version", "?"), c.value("profile", "?"),
-                     c.value("seed", json(0)).dump(), c.value("shard", "0/1"),
+                     S(c.value("tool_version", "?")), S(report.sampler.value("name", "?")),
+                     S(report.sampler.value("version", "?")), S(c.value("profile", "?")),
+                     c.value("seed", json(0)).dump(), S(c.value("shard", "0/1")),
                      NumberFrom(c.value("seconds", json(0))));
   const auto agg = Aggregate(report.results);
   std::set<std::string> props, dtypes;
@@ -285,10 +437,10 @@ std::string TextSummary(const Report& report, const std::string& path) {
     dtypes.insert(key.second);
   }
   out += fmt::format("{:<12}", "property");
-  for (const std::string& d : dtypes) out += fmt::format(" {:<13}", d);
+  for (const std::string& d : dtypes) out += fmt::format(" {:<13}", S(d));
   out += "\n";
   for (const std::string& p : props) {
-    out += fmt::format("{:<12}", p);
+    out += fmt::format("{:<12}", S(p));
     for (const std::string& d : dtypes) {
       auto it = agg.find({p, d});
       out += fmt::format(" {:<13}", it == agg.end() ? "-" : results::StatusName(it->second));
@@ -302,24 +454,25 @@ std::string TextSummary(const Report& report, const std::string& path) {
       out += "\n(more failures in the report)\n";
       break;
     }
-    out += fmt::format("\n{} {} [{}] {}: {}\n", results::StatusName(r.status), r.property, r.dtype,
-                       r.family, r.failure ? r.failure->message : r.note);
+    out += fmt::format("\n{} {} [{}] {}: {}\n", results::StatusName(r.status), S(r.property),
+                       S(r.dtype), S(r.family), S(r.failure ? r.failure->message : r.note));
     if (r.failure) {
-      out += fmt::format("  input:   {}\n", r.failure->input);
+      out += fmt::format("  input:   {}\n", S(r.failure->input));
       if (!r.failure->minimal_input.empty() && r.failure->minimal_input != r.failure->input) {
-        out += fmt::format("  minimal: {}\n", r.failure->minimal_input);
+        out += fmt::format("  minimal: {}\n", S(r.failure->minimal_input));
       }
       if (!r.failure->reproduction.empty()) {
-        out += fmt::format("  reproduce: {}\n", r.failure->reproduction);
+        out += fmt::format("  reproduce: {}\n", S(r.failure->reproduction));
       }
     }
   }
   for (const TestResult& r : report.results) {
     if (r.status == Status::kInconclusive) {
-      out += fmt::format("\nInconclusive {} [{}] {}: {}\n", r.property, r.dtype, r.family, r.note);
+      out += fmt::format("\nInconclusive {} [{}] {}: {}\n", S(r.property), S(r.dtype), S(r.family),
+                         S(r.note));
     }
   }
-  for (const std::string& d : report.expectation_differences) out += "\n" + d;
+  for (const std::string& d : report.expectation_differences) out += "\n" + S(d);
   std::map<std::string, int> counts;
   for (const TestResult& r : report.results) ++counts[results::StatusName(r.status)];
   out += fmt::format("\n{} results:", report.results.size());
@@ -329,7 +482,7 @@ std::string TextSummary(const Report& report, const std::string& path) {
   out += fmt::format(
       "\nverdict: {}{} (report: {})\n", ok ? "CONFORMANT" : "NOT CONFORMANT",
       ok && waived > 0 ? fmt::format(" with {} waived results (expected failures)", waived) : "",
-      path);
+      S(path));
   return out;
 }
 

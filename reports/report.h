@@ -53,15 +53,25 @@ bool Conformant(const Report& report);
 // worker finished first or on the shard split.
 void SortResults(std::vector<results::TestResult>* results);
 nlohmann::json ReportToJson(const Report& report);  // adds summary and verdict
-// Reads a report written by ReportToJson; an empty error means success.
+// Reads a report written by ReportToJson; an empty error means success. The JSON is validated
+// against the embedded schema first (errors name the JSON path); ReadReport also refuses a
+// report.json that its report.manifest.json does not list (an interrupted publication).
 Report ReportFromJson(const nlohmann::json& j, std::string* error);
 bool ReadReport(const std::string& path, Report* out, std::string* error);
 
-// Joins shard reports of one run (same sampler, profile and seed) into the report the unsharded
-// run would have written: the union of results and of expectation differences.
+// Parses a shard "I/N" in canonical decimal (no sign, no leading zeros, no spaces), 0 <= I < N.
+bool ParseShard(const std::string& text, int* index, int* count);
+
+// Joins shard reports of one run into the report the unsharded run would have written: the
+// union of results and of expectation differences. Refuses (with the reason) an incomplete
+// shard, a filtered one (context "filters" not empty, or absent), shards of different profile,
+// seed or plan_version, of samplers whose declarations differ in anything but the argument
+// (file_sha256 included), of different N, and a shard missing or given twice.
 bool Merge(const std::vector<Report>& shards, Report* out, std::string* error);
 
-// FIX / REGRESSION / DIFFERENCE per (property, dtype) between two reports.
+// FIX / REGRESSION / DIFFERENCE / NEW per (property, dtype) between two reports. A change into
+// a non-conformant status, a new non-conformant test and a removed result (or row family) are
+// REGRESSIONs. Reports of different context "plan_version" give one line "PLAN CHANGED ...".
 std::vector<std::string> Diff(const Report& before, const Report& after);
 
 // The readable summary `sampcert run` prints.

@@ -11,22 +11,24 @@
 #include <fstream>
 #include <limits>
 
+#include "results/text.h"
 #include "sampcert/sampler_abi.h"
 
 namespace sampcert::reports {
 
 using nlohmann::json;
 
-json SamplerToJson(const adapters::SamplerInfo& info, const std::string& argument) {
+json SamplerToJson(const adapters::SamplerInfo& info, const std::string& argument,
+                   const std::string& file_sha256) {
   const json caps = adapters::CapabilityNames(info.capabilities);
   const Policies& p = info.policies;
   auto step = [](TruncationStep s) {
     return s == TruncationStep::kTopK ? "top-k" : s == TruncationStep::kTopP ? "top-p" : "min-p";
   };
-  return {
-      {"name", info.name},
-      {"version", info.version},
-      {"argument", argument},
+  json j = {
+      {"name", results::SanitizeUtf8(info.name)},
+      {"version", results::SanitizeUtf8(info.version)},
+      {"argument", results::SanitizeUtf8(argument)},
       {"capabilities", caps},
       {"thread_safe", info.thread_safe},
       {"policies",
@@ -47,20 +49,26 @@ json SamplerToJson(const adapters::SamplerInfo& info, const std::string& argumen
         {"accuracy", p.accuracy == AccuracyClass::kF32    ? "fp32"
                      : p.accuracy == AccuracyClass::kBF16 ? "bf16"
                                                           : "fp16"}}}};
+  if (!file_sha256.empty()) j["file_sha256"] = file_sha256;
+  return j;
 }
 
 std::string WriteFileAtomically(const std::string& path, const std::string& text) {
   const std::filesystem::path target(path);
   const std::filesystem::path tmp =
       target.parent_path() / fmt::format(".{}.tmp.{}", target.filename().string(), getpid());
+  std::error_code ec;
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) return fmt::format("cannot write {}: {}", tmp.string(), std::strerror(errno));
     out << text;
     out.flush();
-    if (!out) return fmt::format("cannot write {}: {}", tmp.string(), std::strerror(errno));
+    if (!out) {
+      const std::string why = std::strerror(errno);
+      std::filesystem::remove(tmp, ec);  // no temporary left behind on any exit path
+      return fmt::format("cannot write {}: {}", tmp.string(), why);
+    }
   }
-  std::error_code ec;
   std::filesystem::rename(tmp, target, ec);
   if (ec) {
     std::filesystem::remove(tmp, ec);

@@ -12,14 +12,18 @@
 
 namespace sampcert::reports {
 
-inline constexpr const char* kSchemaVersion = "2.0";
+// 2.1: context.plan_version, context.filters, sampler.file_sha256.
+inline constexpr const char* kSchemaVersion = "2.1";
 
 using results::Number;
 using results::NumberFrom;
 using results::ResultFromJson;
 using results::ToJson;
 
-nlohmann::json SamplerToJson(const adapters::SamplerInfo& info, const std::string& argument);
+// The sampler's declaration; `file_sha256` (the plug-in file's hash, for a sampler given by path)
+// is added when not empty. Names and versions are sanitized to UTF-8 here.
+nlohmann::json SamplerToJson(const adapters::SamplerInfo& info, const std::string& argument,
+                             const std::string& file_sha256 = "");
 
 // Writes `text` to `path` atomically: a temporary file in the same folder, then rename, so an
 // interrupted run never leaves a half-written report. Returns an empty string or the error.

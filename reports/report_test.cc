@@ -41,7 +41,9 @@ Report Synthetic() {
                {"seconds", 1.5},
                {"false_alarm_budget", 1e-3},
                {"required_tv", 0.05},
-               {"expectations", ""}};
+               {"expectations", ""},
+               {"plan_version", "0123456789abcdef"},
+               {"filters", nlohmann::json::object()}};
   adapters::SamplerInfo info;
   info.name = "<script>alert(1)</script>";
   info.version = "1 & \"2\"";
@@ -160,8 +162,10 @@ TEST(Merge, ShardsEqualTheUnshardedRun) {
     o.shard_index = i;
     o.shard_count = n;
     Report r;
-    r.context = {
-        {"profile", "quick"}, {"seed", 11}, {"shard", std::to_string(i) + "/" + std::to_string(n)}};
+    r.context = {{"profile", "quick"},
+                 {"seed", 11},
+                 {"shard", std::to_string(i) + "/" + std::to_string(n)},
+                 {"filters", nlohmann::json::object()}};
     r.sampler = SamplerToJson((*s)->info(), "naive");
     auto outcome = runner::RunPlan([] { return registry::OpenSampler("naive"); }, "naive", plan,
                                    (*s)->info(), o);
@@ -193,9 +197,167 @@ TEST(Diff, ClassifiesChanges) {
   after.results[2].status = Status::kTimeout;  // ALL f16: Crash -> Timeout
   const std::vector<std::string> d = Diff(before, after);
   ASSERT_EQ(d.size(), 3u);
-  EXPECT_EQ(d[0], "DIFFERENCE ALL/f16: Crash -> Timeout");
+  EXPECT_EQ(d[0], "REGRESSION ALL/f16: Crash -> Timeout");  // a new Timeout
   EXPECT_EQ(d[1], "FIX DIST-1/f32: Fail -> Pass");
   EXPECT_EQ(d[2], "REGRESSION PROB-1/f32: Pass -> Fail");
+}
+
+// Issue 11: a run that turns everything into Crash, or loses results, is a regression (before:
+// "DIFFERENCE"/"NEW"/"REMOVED", exit 0); reports of different plans are not compared.
+TEST(Diff, NewFailuresAndRemovedResultsAreRegressions) {
+  const Report before = Synthetic();
+  Report all_crash = Synthetic();
+  for (TestResult& r : all_crash.results) r.status = Status::kCrash;
+  for (const std::string& line : Diff(before, all_crash)) {
+    EXPECT_EQ(line.rfind("REGRESSION", 0), 0u) << line;
+  }
+  EXPECT_EQ(Diff(before, all_crash).size(), 3u);  // ALL/f16 was Crash already
+  Report fewer = Synthetic();
+  fewer.results.erase(fewer.results.begin());  // PROB-1/f32 gone
+  const auto d = Diff(before, fewer);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0], "REGRESSION PROB-1/f32: removed (was Pass)");
+  Report new_test = Synthetic();
+  TestResult t = new_test.results[0];
+  t.property = "TAIL-1";
+  t.status = Status::kInconclusive;
+  new_test.results.push_back(t);
+  ASSERT_EQ(Diff(before, new_test).size(), 1u);
+  EXPECT_EQ(Diff(before, new_test)[0], "REGRESSION TAIL-1/f32: new, Inconclusive");
+  Report family_gone = Synthetic();
+  TestResult extra = family_gone.results[0];
+  extra.family = "flat";
+  Report with_extra = Synthetic();
+  with_extra.results.push_back(extra);
+  ASSERT_EQ(Diff(with_extra, family_gone).size(), 1u);
+  EXPECT_EQ(Diff(with_extra, family_gone)[0], "REGRESSION PROB-1/f32/flat: removed (was Pass)");
+  Report replanned = all_crash;
+  replanned.context["plan_version"] = "fedcba9876543210";
+  const auto p = Diff(before, replanned);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].rfind("PLAN CHANGED \"0123456789abcdef\" -> \"fedcba9876543210\"", 0), 0u) << p[0];
+}
+
+// Issue 11: wrong-typed JSON was an uncaught nlohmann exception (exit 134) and an unknown status
+// was read as Pass; now every problem is an error naming its JSON path.
+TEST(Json, SchemaViolationsAreErrorsWithTheirPath) {
+  const nlohmann::json good = ReportToJson(Synthetic());
+  std::string why;
+  ReportFromJson(good, &why);
+  ASSERT_EQ(why, "");
+  struct Case {
+    const char* pointer;
+    nlohmann::json value;
+    const char* expect;
+  };
+  for (const Case& c : {Case{"/results/1/status", "Passed", "/results/1/status"},
+                        Case{"/results/0/cases", "12", "/results/0/cases"},
+                        Case{"/sampler/name", 5, "/sampler/name"},
+                        Case{"/completeness/complete", "yes", "/completeness/complete"},
+                        Case{"/context/seed", -1, "/context/seed"},
+                        Case{"/sampler/file_sha256", "xyz", "/sampler/file_sha256"}}) {
+    nlohmann::json bad = good;
+    bad[nlohmann::json::json_pointer(c.pointer)] = c.value;
+    const Report r = ReportFromJson(bad, &why);
+    EXPECT_NE(why.find(c.expect), std::string::npos) << c.pointer << ": " << why;
+    EXPECT_TRUE(r.results.empty()) << c.pointer;
+  }
+  nlohmann::json no_results = good;
+  no_results.erase("results");
+  ReportFromJson(no_results, &why);
+  EXPECT_NE(why.find("results"), std::string::npos) << why;
+  ReportFromJson(nlohmann::json::array(), &why);
+  EXPECT_NE(why.find("/schema_version"), std::string::npos) << why;
+  // The library reader itself refuses an unknown status rather than defaulting to Pass.
+  nlohmann::json r = good["results"][0];
+  r["status"] = "Passed";
+  EXPECT_THROW(results::ResultFromJson(r), std::exception);
+}
+
+// Issue 11: a sampler's bytes (invalid UTF-8, controls, U+FFFE) never abort a report and never
+// make the JUnit file ill-formed or the terminal summary lie.
+TEST(Text, HostileNamesAndMessagesAreSafeEverywhere) {
+  Report r = Synthetic();
+  adapters::SamplerInfo info;
+  info.name = "\xff\xfe\x1b[2J\x1b[32mCONFORMANT\x1b[0m\xef\xbf\xbe";
+  info.version = "\xc3(\x01";
+  r.sampler = SamplerToJson(info, "/tmp/\xe9/p.so");
+  r.results[1].failure->message = "bad \xed\xa0\x80 \xef\xbf\xbf \x02";
+  r.results[2].note = "\x9b\x80";
+  const nlohmann::json j = ReportToJson(r);
+  std::string text;
+  ASSERT_NO_THROW(text = j.dump());
+  std::string why;
+  ReportFromJson(nlohmann::json::parse(text), &why);
+  EXPECT_EQ(why, "");
+  const std::string xml = RenderJUnit(r);
+  for (unsigned char c : xml) {
+    EXPECT_TRUE(c >= 0x20 || c == '\n' || c == '\t' || c == '\r') << static_cast<int>(c);
+  }
+  EXPECT_EQ(xml.find("\xef\xbf\xbe"), std::string::npos);  // U+FFFE
+  EXPECT_EQ(xml.find("\xef\xbf\xbf"), std::string::npos);  // U+FFFF
+  EXPECT_EQ(xml.find("\xff"), std::string::npos);
+  const std::string summary = TextSummary(r, "out/report.json");
+  EXPECT_EQ(summary.find('\x1b'), std::string::npos);
+  EXPECT_NE(summary.find("\\x1b[32mCONFORMANT"), std::string::npos);
+  EXPECT_NE(summary.find("verdict: NOT CONFORMANT"), std::string::npos);
+}
+
+// Issue 11: merge refused only a missing shard count and a seed or name mismatch; it merged
+// incomplete, filtered, differently split and differently built shards.
+TEST(Merge, RefusesWhatIsNotOneRun) {
+  auto shard = [](const std::string& s) {
+    Report r = Synthetic();
+    r.context["shard"] = s;
+    r.results.clear();
+    return r;
+  };
+  Report merged;
+  std::string why;
+  ASSERT_TRUE(Merge({shard("0/2"), shard("1/2")}, &merged, &why)) << why;
+  auto refused = [&](std::vector<Report> shards, const std::string& expect) {
+    std::string e;
+    EXPECT_FALSE(Merge(shards, &merged, &e)) << expect;
+    EXPECT_NE(e.find(expect), std::string::npos) << e;
+  };
+  refused({shard("0/3"), shard("2/3")}, "missing 1/3");
+  refused({shard("0/2"), shard("1/3"), shard("2/3")}, "different splits");
+  refused({shard("0/2"), shard("01/2")}, "is not a shard");
+  refused({shard("0/2"), shard("0/2")}, "given twice");
+  Report incomplete = shard("1/2");
+  incomplete.complete = false;
+  incomplete.incomplete_reason = "SIGTERM";
+  refused({shard("0/2"), incomplete}, "incomplete (SIGTERM)");
+  Report filtered = shard("1/2");
+  filtered.context["filters"] = {{"item", "f32/flat_V64"}};
+  refused({shard("0/2"), filtered}, "filters");
+  Report unrecorded = shard("1/2");
+  unrecorded.context.erase("filters");
+  refused({shard("0/2"), unrecorded}, "does not record its filters");
+  Report other_build = shard("1/2");
+  other_build.sampler["file_sha256"] = std::string(64, 'a');
+  refused({shard("0/2"), other_build}, "different samplers: file_sha256");
+  Report other_policy = shard("1/2");
+  other_policy.sampler["policies"]["nan_policy"] = "masked";
+  refused({shard("0/2"), other_policy}, "different samplers: policies");
+  Report other_plan = shard("1/2");
+  other_plan.context["plan_version"] = "fedcba9876543210";
+  refused({shard("0/2"), other_plan}, "plan_version");
+  Report moved = shard("1/2");  // the same plug-in at another path merges
+  moved.sampler["argument"] = "/elsewhere/lib.so";
+  EXPECT_TRUE(Merge({shard("0/2"), moved}, &merged, &why)) << why;
+}
+
+TEST(Shard, OnlyCanonicalForms) {
+  int i = 0, n = 0;
+  EXPECT_TRUE(ParseShard("0/1", &i, &n));
+  EXPECT_TRUE(ParseShard("3/12", &i, &n));
+  EXPECT_EQ(i, 3);
+  EXPECT_EQ(n, 12);
+  for (const char* bad : {"1/1", "-1/2", "+1/2", "01/2", "1/02", "1 /2", "1/2x", "1/0", "/2", "1/",
+                          "1/2/3", "0x1/2", "99999999999/99999999999", ""}) {
+    EXPECT_FALSE(ParseShard(bad, &i, &n)) << bad;
+  }
 }
 
 TEST(Waivers, KnownFailuresAreWaivedAndChangesReported) {

@@ -2,6 +2,9 @@
 
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+
+#include "results/text.h"
 
 namespace sampcert::results {
 
@@ -24,16 +27,20 @@ double NumberFrom(const json& j) {
 }
 
 json ToJson(const TestResult& r) {
-  json j = {{"property", r.property},
-            {"dtype", r.dtype},
-            {"family", r.family},
+  // Every string may hold a sampler's bytes (its messages, names it echoed): sanitized here, the
+  // one place results become JSON, for the worker's pipe and the report alike.
+  const auto T = [](const std::string& s) { return SanitizeUtf8(s); };
+  json j = {{"property", T(r.property)},
+            {"dtype", T(r.dtype)},
+            {"family", T(r.family)},
             {"status", StatusName(r.status)},
             {"cases", r.cases},
             {"worst_error", Number(r.worst_error)},
-            {"worst_input", r.worst_input},
+            {"worst_input", T(r.worst_input)},
             {"worst_temperature", Number(r.worst_temperature)},
             {"seconds", Number(r.seconds)},
-            {"coverage", r.coverage}};
+            {"coverage", json::object()}};
+  for (const auto& [tag, n] : r.coverage) j["coverage"][T(tag)] = n;
   if (!std::isnan(r.level)) {
     j["statistics"] = {{"p_value", Number(r.p_value)},
                        {"level", Number(r.level)},
@@ -46,12 +53,12 @@ json ToJson(const TestResult& r) {
     j["statistics"]["expected"] = exp;
   }
   if (r.failure) {
-    j["failure"] = {{"message", r.failure->message},
-                    {"input", r.failure->input},
-                    {"minimal_input", r.failure->minimal_input},
-                    {"reproduction", r.failure->reproduction}};
+    j["failure"] = {{"message", T(r.failure->message)},
+                    {"input", T(r.failure->input)},
+                    {"minimal_input", T(r.failure->minimal_input)},
+                    {"reproduction", T(r.failure->reproduction)}};
   }
-  if (!r.note.empty()) j["note"] = r.note;
+  if (!r.note.empty()) j["note"] = T(r.note);
   return j;
 }
 
@@ -60,7 +67,9 @@ TestResult ResultFromJson(const json& j) {
   r.property = j.value("property", "");
   r.dtype = j.value("dtype", "");
   r.family = j.value("family", "");
-  ParseStatus(j.value("status", "Fail"), &r.status);
+  // A status outside the schema is an error, never read as Pass (the default).
+  const std::string status = j.at("status").get<std::string>();
+  if (!ParseStatus(status, &r.status)) throw std::runtime_error("unknown status '" + status + "'");
   r.cases = j.value("cases", uint64_t{0});
   r.worst_error = NumberFrom(j.value("worst_error", json("NaN")));
   r.worst_input = j.value("worst_input", "");

@@ -13,6 +13,7 @@ nlohmann::json Number(double v);  // finite: a number; else "NaN" / "Infinity" /
 double NumberFrom(const nlohmann::json& j);
 
 nlohmann::json ToJson(const TestResult& r);
+// Throws on a missing or unknown status or a wrongly typed field (the caller says whose).
 TestResult ResultFromJson(const nlohmann::json& j);
 
 }  // namespace sampcert::results
