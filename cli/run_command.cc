@@ -69,7 +69,7 @@ int RunRun(const RunRequest& req, std::ostream& out, std::ostream& err) {
       return 2;
     }
   }
-  auto opened = registry::OpenSampler(req.sampler);
+  auto opened = registry::OpenSampler(req.sampler, req.sampler_config);
   if (!opened.ok()) {
     fmt::print(err, "error: {}\n", opened.error().message);
     return 2;
@@ -127,7 +127,7 @@ int RunRun(const RunRequest& req, std::ostream& out, std::ostream& err) {
                     {"false_alarm_budget", profile.false_alarm_budget},
                     {"required_tv", profile.required_tv},
                     {"expectations", req.expect_file}};
-  report.sampler = reports::SamplerToJson(sampler.info(), req.sampler);
+  report.sampler = reports::SamplerToJson(sampler.info(), req.sampler, req.sampler_config);
 
   std::error_code ec;
   std::filesystem::create_directories(req.out_dir, ec);

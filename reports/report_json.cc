@@ -17,13 +17,14 @@ namespace sampcert::reports {
 
 using nlohmann::json;
 
-json SamplerToJson(const adapters::SamplerInfo& info, const std::string& argument) {
+json SamplerToJson(const adapters::SamplerInfo& info, const std::string& argument,
+                   const std::optional<std::string>& config) {
   const json caps = adapters::CapabilityNames(info.capabilities);
   const Policies& p = info.policies;
   auto step = [](TruncationStep s) {
     return s == TruncationStep::kTopK ? "top-k" : s == TruncationStep::kTopP ? "top-p" : "min-p";
   };
-  return {
+  json out = {
       {"name", info.name},
       {"version", info.version},
       {"argument", argument},
@@ -47,6 +48,9 @@ json SamplerToJson(const adapters::SamplerInfo& info, const std::string& argumen
         {"accuracy", p.accuracy == AccuracyClass::kF32    ? "fp32"
                      : p.accuracy == AccuracyClass::kBF16 ? "bf16"
                                                           : "fp16"}}}};
+  if (config) out["config"] = *config;
+  if (argument.starts_with("exec:")) out["exec"] = argument.substr(5);
+  return out;
 }
 
 std::string WriteFileAtomically(const std::string& path, const std::string& text) {

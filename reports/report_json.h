@@ -4,6 +4,7 @@
 #define SAMPCERT_REPORTS_REPORT_JSON_H_
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,10 @@ using results::NumberFrom;
 using results::ResultFromJson;
 using results::ToJson;
 
-nlohmann::json SamplerToJson(const adapters::SamplerInfo& info, const std::string& argument);
+// `config` is --sampler-config (absent: no "config" key); an "exec:" argument also records its
+// command as "exec".
+nlohmann::json SamplerToJson(const adapters::SamplerInfo& info, const std::string& argument,
+                             const std::optional<std::string>& config = std::nullopt);
 
 // Writes `text` to `path` atomically: a temporary file in the same folder, then rename, so an
 // interrupted run never leaves a half-written report. Returns an empty string or the error.
