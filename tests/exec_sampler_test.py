@@ -77,6 +77,10 @@ if not quick:
                             "0,1", "--draws", "3", timeout=60, env={"SAMPCERT_EXEC_TIMEOUT": "2"})
         check(f"broken sampler '{mode}': exit {want_rc}, '{want_text}' ({secs:.1f} s)",
               rc == want_rc and want_text in out and secs < 30, f"rc {rc}\n{out}")
+    minimal = open(f"{repo}/adapters/python/examples/minimal_sampler.py").read()
+    protocol = open(f"{repo}/adapters/python/PROTOCOL.md").read()
+    check("PROTOCOL.md embeds examples/minimal_sampler.py verbatim",
+          f"```python\n{minimal}```" in protocol)
     rc, out, _ = run("sample", "--sampler", broken, "--sampler-config", "crash", "--logits", "0,1")
     check("a crash shows the sampler's stderr", "about to crash" in out, out)
 
@@ -90,6 +94,14 @@ if quick:
     s = report["sampler"]
     check("report records sampler.config and sampler.exec",
           s.get("config") == "check-config=recorded" and s.get("exec") == example[5:], str(s))
+    # PROTOCOL.md's complete example, as its text says to run it (the helper on PYTHONPATH).
+    rc, out, secs = run("run", "--sampler",
+                        f"exec:{python} {repo}/adapters/python/examples/minimal_sampler.py",
+                        "--profile", "quick", "--out", os.path.join(work, "minimal_quick"),
+                        timeout=900, env={"PYTHONPATH": f"{repo}/adapters/python"})
+    print(out[-2500:])
+    check(f"PROTOCOL.md's minimal example passes the quick profile ({secs:.0f} s)",
+          rc == 0 and "CONFORMANT" in out, out[-3000:])
 
 print(f"{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)
