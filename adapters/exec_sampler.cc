@@ -431,8 +431,6 @@ int32_t Child::Call(uint32_t kind, const char* call_name, const std::string& pay
 
 void Child::Close() {
   if (pid_ > 0 && owner_ == getpid() && !dead_) {
-    std::string reply;
-    sampcert_error ignored{};
     // A polite end first, bounded: the sampler may flush or free a device.
     const auto deadline = Clock::now() + std::chrono::seconds(5);
     Writer w;
@@ -442,7 +440,6 @@ void Child::Close() {
     std::string why;
     char header[kHeaderBytes];
     if (Send(w.out, deadline, &why)) (void)Recv(header, sizeof header, deadline, &why);
-    (void)ignored;
   }
   if (to_fd_ >= 0) close(to_fd_);
   if (from_fd_ >= 0) close(from_fd_);

@@ -77,6 +77,18 @@ if not quick:
                             "0,1", "--draws", "3", timeout=60, env={"SAMPCERT_EXEC_TIMEOUT": "2"})
         check(f"broken sampler '{mode}': exit {want_rc}, '{want_text}' ({secs:.1f} s)",
               rc == want_rc and want_text in out and secs < 30, f"rc {rc}\n{out}")
+    # Under `sampcert run` (forked workers): a stall is the runner's Timeout, a crash a Fail
+    # whose message carries the signal and the sampler's stderr; neither hangs the run.
+    for mode, status, text in [("stall", "Timeout", "within 3 s"),
+                               ("crash", "Fail", "killed by signal 11")]:
+        out_dir = os.path.join(work, f"run_{mode}")
+        rc, out, secs = run("run", "--sampler", broken, "--sampler-config", mode, "--profile",
+                            "quick", "--item", "f32/flat_V64", "--item-timeout", "3", "--out",
+                            out_dir, timeout=120)
+        results = json.load(open(os.path.join(out_dir, "report.json")))["results"]
+        check(f"run with a '{mode}' sampler: {status} ({secs:.1f} s)",
+              rc == 1 and [r["status"] for r in results] == [status] and text in out
+              and secs < 60, out)
     minimal = open(f"{repo}/adapters/python/examples/minimal_sampler.py").read()
     protocol = open(f"{repo}/adapters/python/PROTOCOL.md").read()
     check("PROTOCOL.md embeds examples/minimal_sampler.py verbatim",
