@@ -21,6 +21,7 @@
 #include "reports/report_json.h"
 #include "reports/report_set.h"
 #include "reports/sha256.h"
+#include "results/shell_quote.h"
 #include "results/text.h"
 #include "runner/runner.h"
 
@@ -78,8 +79,10 @@ std::string ValidateOptions(const RunRequest& req, int* shard_i, int* shard_n) {
   return {};
 }
 
-// A plug-in given by path (OpenSampler's rule: a '/' or a ".so" suffix).
+// A plug-in given by path (OpenSampler's rule: a '/' or a ".so" suffix, and not an exec:
+// command, whose program is recorded as sampler.exec instead).
 bool IsPluginPath(const std::string& s) {
+  if (s.starts_with("exec:")) return false;
   return s.find('/') != std::string::npos || s.ends_with(".so");
 }
 
@@ -159,7 +162,10 @@ int RunRun(const RunRequest& req, std::ostream& out, std::ostream& err) {
   // Nothing of the sampler runs in this process (unless --no-isolation): it is opened inside
   // the describe worker and inside every item's worker.
   const std::string sampler_arg = req.sampler;
-  const runner::SamplerOpener open = [sampler_arg] { return registry::OpenSampler(sampler_arg); };
+  const std::optional<std::string> config = req.sampler_config;
+  const runner::SamplerOpener open = [sampler_arg, config] {
+    return registry::OpenSampler(sampler_arg, config);
+  };
   auto described = runner::Describe(open, opts);
   if (!described.ok()) {
     fmt::print(err, "error: {}\n", S(described.error().message));
@@ -216,7 +222,12 @@ int RunRun(const RunRequest& req, std::ostream& out, std::ostream& err) {
       err.flush();
     };
   }
-  auto ran = runner::RunPlan(open, req.sampler, plan, info, opts);
+  // The sampler's words of every reproduction command: shell-quoted, with its config, so a
+  // pasted line runs exactly this sampler and nothing else.
+  const std::string repro_sampler =
+      results::ShellQuote(req.sampler) +
+      (config ? " --sampler-config " + results::ShellQuote(*config) : std::string());
+  auto ran = runner::RunPlan(open, repro_sampler, plan, info, opts);
   if (tty) fmt::print(err, "\r\033[K");
   if (!ran.ok()) {
     fmt::print(err, "error: {}\n", S(ran.error().message));
@@ -257,7 +268,7 @@ int RunRun(const RunRequest& req, std::ostream& out, std::ostream& err) {
   if (!req.only_item.empty()) filters["item"] = req.only_item;
   if (req.only_case >= 0) filters["case"] = req.only_case;
   report.context["filters"] = filters;
-  report.sampler = reports::SamplerToJson(info, req.sampler, file_sha256);
+  report.sampler = reports::SamplerToJson(info, req.sampler, file_sha256, req.sampler_config);
   report.complete = ran->complete;
   report.incomplete_reason = ran->incomplete_reason;
 

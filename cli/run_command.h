@@ -10,6 +10,7 @@
 #define SAMPCERT_CLI_RUN_COMMAND_H_
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -20,6 +21,7 @@ inline constexpr int kMaxJobs = 256;
 
 struct RunRequest {
   std::string sampler;
+  std::optional<std::string> sampler_config;  // --sampler-config, for create()
   std::string profile = "standard";
   uint64_t seed = 1;
   int jobs = 1;

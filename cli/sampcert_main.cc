@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "cli/reference_command.h"
@@ -59,20 +60,27 @@ int main(int argc, char** argv) {
   CLI::App* list = app.add_subcommand("list", "List the built-in samplers");
 
   std::string sampler;
+  // --sampler-config: passed to the sampler's create() (NULL when absent), recorded in reports.
+  std::string sampler_config;
+  const char* kSamplerHelp =
+      "Built-in name, path to a plug-in .so, or exec:'COMMAND' (a process-protocol sampler)";
+  const char* kConfigHelp = "String passed to the sampler's create() (absent: NULL)";
   CLI::App* info = app.add_subcommand("info", "Print what a sampler declares");
-  info->add_option("--sampler", sampler, "Built-in name or path to a plug-in .so")->required();
+  info->add_option("--sampler", sampler, kSamplerHelp)->required();
+  CLI::Option* info_config = info->add_option("--sampler-config", sampler_config, kConfigHelp);
 
   sampcert::cli::ReferenceRequest sample_req;
   CLI::App* sample = app.add_subcommand("sample", "Draw tokens for one row with a sampler");
-  sample->add_option("--sampler", sampler, "Built-in name or path to a plug-in .so")->required();
+  sample->add_option("--sampler", sampler, kSamplerHelp)->required();
+  CLI::Option* sample_config = sample->add_option("--sampler-config", sampler_config, kConfigHelp);
   AddRowOptions(sample, &sample_req);
 
   sampcert::cli::RunRequest run_req;
   CLI::App* run = app.add_subcommand("run",
                                      "Certify a sampler: run a profile's plan, write "
                                      "DIR/report.json");
-  run->add_option("--sampler", run_req.sampler, "Built-in name or path to a plug-in .so")
-      ->required();
+  run->add_option("--sampler", run_req.sampler, kSamplerHelp)->required();
+  CLI::Option* run_config = run->add_option("--sampler-config", sampler_config, kConfigHelp);
   run->add_option("--profile", run_req.profile, "quick, standard or full")->capture_default_str();
   run->add_option("--seed", run_req.seed, "Seed of the generated cases and draws")
       ->capture_default_str();
@@ -124,6 +132,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
+  auto config_of = [&](const CLI::Option* o) {
+    return o->count() > 0 ? std::optional<std::string>(sampler_config) : std::nullopt;
+  };
+  run_req.sampler_config = config_of(run_config);
   if (merge->parsed()) {
     return sampcert::cli::RunReportMerge(merge_inputs, merge_out, std::cout, std::cerr);
   }
@@ -140,9 +152,11 @@ int main(int argc, char** argv) {
   if (run->parsed()) return sampcert::cli::RunRun(run_req, std::cout, std::cerr);
   if (ref->parsed()) return sampcert::cli::RunReference(req, std::cout, std::cerr);
   if (list->parsed()) return sampcert::cli::RunList(std::cout);
-  if (info->parsed()) return sampcert::cli::RunInfo(sampler, std::cout, std::cerr);
+  if (info->parsed())
+    return sampcert::cli::RunInfo(sampler, std::cout, std::cerr, config_of(info_config));
   if (sample->parsed()) {
-    return sampcert::cli::RunSample(sampler, sample_req, std::cout, std::cerr);
+    return sampcert::cli::RunSample(sampler, sample_req, std::cout, std::cerr,
+                                    config_of(sample_config));
   }
   return 2;
 }

@@ -42,8 +42,9 @@ int RunList(std::ostream& out) {
   return 0;
 }
 
-int RunInfo(const std::string& sampler, std::ostream& out, std::ostream& err) {
-  auto s = registry::OpenSampler(sampler);
+int RunInfo(const std::string& sampler, std::ostream& out, std::ostream& err,
+            const std::optional<std::string>& config) {
+  auto s = registry::OpenSampler(sampler, config);
   if (!s.ok()) {
     fmt::print(err, "error: {}\n", S(s.error().message));
     return 2;
@@ -76,10 +77,10 @@ int RunInfo(const std::string& sampler, std::ostream& out, std::ostream& err) {
 }
 
 int RunSample(const std::string& sampler, const ReferenceRequest& req, std::ostream& out,
-              std::ostream& err) {
+              std::ostream& err, const std::optional<std::string>& config) {
   ParsedRow parsed;
   if (!ParseRow(req, &parsed, err)) return 2;
-  auto s = registry::OpenSampler(sampler);
+  auto s = registry::OpenSampler(sampler, config);
   if (!s.ok()) {
     fmt::print(err, "error: {}\n", S(s.error().message));
     return 2;

@@ -3,6 +3,7 @@
 #ifndef SAMPCERT_CLI_SAMPLER_COMMANDS_H_
 #define SAMPCERT_CLI_SAMPLER_COMMANDS_H_
 
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -13,12 +14,13 @@ namespace sampcert::cli {
 int RunList(std::ostream& out);
 
 // Exit codes: 0 success, 2 when the sampler cannot be loaded (the reason is printed).
-int RunInfo(const std::string& sampler, std::ostream& out, std::ostream& err);
+int RunInfo(const std::string& sampler, std::ostream& out, std::ostream& err,
+            const std::optional<std::string>& config = std::nullopt);
 
 // Draws with `sampler` for the row described in `request` (its sampling fields).
 // Exit codes: 0 success, 1 when the sampler returns an error, 2 usage or loading errors.
 int RunSample(const std::string& sampler, const ReferenceRequest& request, std::ostream& out,
-              std::ostream& err);
+              std::ostream& err, const std::optional<std::string>& config = std::nullopt);
 
 }  // namespace sampcert::cli
 

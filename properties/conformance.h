@@ -28,7 +28,8 @@ using results::TestResult;
 
 // Runs one item against the sampler. Everything it tests (rows, seeds, draw counts) follows
 // from the plan alone (REPRO-1): no clock, no measured speed. `only_case` >= 0 re-runs a single
-// generated case of a deterministic item (the reproduction command).
+// generated case of a deterministic item (the reproduction command). `sampler_arg` is the
+// sampler's words of a command line, already shell-quoted (with its --sampler-config).
 std::vector<TestResult> RunItem(adapters::Sampler& sampler, const std::string& sampler_arg,
                                 const Plan& plan, const PlanItem& item, int64_t only_case = -1);
 

@@ -4,15 +4,19 @@
 #define SAMPCERT_REGISTRY_OPEN_SAMPLER_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "adapters/sampler.h"
 
 namespace sampcert::registry {
 
-// A built-in sampler by name, or a plug-in by path (anything with a '/' or ending in ".so").
-// Errors say which: no such built-in (and the list), no such file, not a plug-in, wrong MAJOR.
-Expected<std::unique_ptr<adapters::Sampler>> OpenSampler(const std::string& name_or_path);
+// A built-in sampler by name, a plug-in by path (anything with a '/' or ending in ".so"), or a
+// process-protocol sampler "exec:COMMAND" (adapters/python/PROTOCOL.md). `config` goes to
+// create() (--sampler-config; absent = NULL). Errors say which: no such built-in (and the list),
+// no such file, not a plug-in, wrong MAJOR, a command that cannot start.
+Expected<std::unique_ptr<adapters::Sampler>> OpenSampler(
+    const std::string& name_or_path, const std::optional<std::string>& config = std::nullopt);
 
 }  // namespace sampcert::registry
 

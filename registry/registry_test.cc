@@ -2,7 +2,9 @@
 // and the built-in adapter turns shape errors into values.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "registry/builtin_samplers.h"
 #include "registry/open_sampler.h"
@@ -29,6 +31,31 @@ TEST(BuiltinSamplers, OpenByNameAndRefuseUnknown) {
   ASSERT_FALSE(unknown.ok());
   EXPECT_TRUE(Contains(unknown.error().message, "stable_cpu, naive, floor_fix"))
       << unknown.error().message;
+}
+
+// --sampler-config reaches a plug-in's create(): absent is NULL, "" is an empty string.
+TEST(OpenSampler, PassesTheConfigToCreate) {
+  auto refused = OpenSampler(CONFIG_PLUGIN_PATH, std::string("refuse"));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_TRUE(Contains(refused.error().message, "config 'refuse' refused"))
+      << refused.error().message;
+  const uint32_t logit = 0;
+  RowView row;
+  row.logits = &logit;
+  row.vocab = 1;
+  const adapters::Batch batch{DType::kF32, 1, {row}};
+  const std::pair<std::optional<std::string>, std::string> cases[] = {
+      {std::nullopt, "created with config NULL"},
+      {std::string(""), "created with config ''"},
+      {std::string("temperature_scale=2 name='x y'"),
+       "created with config 'temperature_scale=2 name='x y''"}};
+  for (const auto& [config, want] : cases) {
+    auto s = OpenSampler(CONFIG_PLUGIN_PATH, config);
+    ASSERT_TRUE(s.ok()) << s.error().message;
+    auto tokens = (*s)->Sample(batch, 0, 0, 1);
+    ASSERT_FALSE(tokens.ok());
+    EXPECT_EQ(tokens.error().message, want);
+  }
 }
 
 TEST(BuiltinAdapter, ShapeErrorsAreValues) {

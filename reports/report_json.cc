@@ -19,7 +19,7 @@ namespace sampcert::reports {
 using nlohmann::json;
 
 json SamplerToJson(const adapters::SamplerInfo& info, const std::string& argument,
-                   const std::string& file_sha256) {
+                   const std::string& file_sha256, const std::optional<std::string>& config) {
   const json caps = adapters::CapabilityNames(info.capabilities);
   const Policies& p = info.policies;
   auto step = [](TruncationStep s) {
@@ -50,6 +50,8 @@ json SamplerToJson(const adapters::SamplerInfo& info, const std::string& argumen
                      : p.accuracy == AccuracyClass::kBF16 ? "bf16"
                                                           : "fp16"}}}};
   if (!file_sha256.empty()) j["file_sha256"] = file_sha256;
+  if (config) j["config"] = results::SanitizeUtf8(*config);
+  if (argument.starts_with("exec:")) j["exec"] = results::SanitizeUtf8(argument.substr(5));
   return j;
 }
 

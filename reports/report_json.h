@@ -4,6 +4,7 @@
 #define SAMPCERT_REPORTS_REPORT_JSON_H_
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,9 +22,11 @@ using results::ResultFromJson;
 using results::ToJson;
 
 // The sampler's declaration; `file_sha256` (the plug-in file's hash, for a sampler given by path)
-// is added when not empty. Names and versions are sanitized to UTF-8 here.
+// is added when not empty; `config` is --sampler-config (absent: no "config" key); an "exec:"
+// argument also records its command as "exec". Text is sanitized to UTF-8 here.
 nlohmann::json SamplerToJson(const adapters::SamplerInfo& info, const std::string& argument,
-                             const std::string& file_sha256 = "");
+                             const std::string& file_sha256 = "",
+                             const std::optional<std::string>& config = std::nullopt);
 
 // Writes `text` to `path` atomically: a temporary file in the same folder, then rename, so an
 // interrupted run never leaves a half-written report. Returns an empty string or the error.

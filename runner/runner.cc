@@ -339,7 +339,7 @@ adapters::SamplerInfo InfoFromJson(const json& j) {
 }
 
 TestResult AbiResult(const adapters::Sampler& sampler, const std::string& sampler_arg,
-                     const PlanItem& item) {
+                     const Plan& plan, const PlanItem& item) {
   TestResult r;
   r.property = "ABI-1";
   r.dtype = item.dtype;
@@ -356,9 +356,10 @@ TestResult AbiResult(const adapters::Sampler& sampler, const std::string& sample
                     : v.front(),
                 input, input,
                 item.kind == "deterministic"
-                    ? fmt::format("sampcert run --sampler {} --dtype {}", sampler_arg, item.dtype)
-                    : fmt::format("sampcert run --sampler {} --item {}/{}", sampler_arg, item.dtype,
-                                  item.name)};
+                    ? fmt::format("sampcert run --sampler {} --profile {} --seed {} --dtype {}",
+                                  sampler_arg, plan.profile.name, plan.seed, item.dtype)
+                    : fmt::format("sampcert run --sampler {} --profile {} --seed {} --item {}",
+                                  sampler_arg, plan.profile.name, plan.seed, item.Id())};
     r.note = r.failure->message;
   }
   return r;
@@ -548,7 +549,7 @@ Expected<RunOutcome> RunPlan(const SamplerOpener& open, const std::string& sampl
     if (!s.ok()) return s.error();
     for (const PlanItem& item : items) {
       std::vector<TestResult> r = properties::RunItem(**s, sampler_arg, plan, item, o.only_case);
-      r.push_back(AbiResult(**s, sampler_arg, item));
+      r.push_back(AbiResult(**s, sampler_arg, plan, item));
       finish(item, std::move(r));
     }
     return outcome;
@@ -587,7 +588,7 @@ Expected<RunOutcome> RunPlan(const SamplerOpener& open, const std::string& sampl
         if (info == declared_json) {
           std::vector<TestResult> r =
               properties::RunItem(**s, sampler_arg, plan, item, o.only_case);
-          r.push_back(AbiResult(**s, sampler_arg, item));
+          r.push_back(AbiResult(**s, sampler_arg, plan, item));
           for (const TestResult& t : r) results.push_back(results::ToJson(t));
         }
         return Dump({{"nonce", nonce}, {"info", info}, {"results", results}});

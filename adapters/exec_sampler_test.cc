@@ -1,0 +1,98 @@
+// exec: samplers on the C++ side: the command-line splitting, the slot limit, and a handle used
+// across fork() (the runner's workers): the worker gets its own child and the same draws.
+#include "adapters/exec_sampler.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "adapters/sampler.h"
+
+namespace sampcert::adapters {
+namespace {
+
+using Words = std::vector<std::string>;
+
+Words Split(const std::string& s) {
+  auto r = SplitCommandLine(s);
+  EXPECT_TRUE(r.ok()) << s << ": " << r.error().message;
+  return r.ok() ? *r : Words{};
+}
+
+TEST(SplitCommandLine, WordsAndQuotesWithoutAShell) {
+  EXPECT_EQ(Split("python3  my_sampler.py\t--x=1"), (Words{"python3", "my_sampler.py", "--x=1"}));
+  EXPECT_EQ(Split("python3 'a b.py' \"c \\\"d\\\" $e\" f\\ g"),
+            (Words{"python3", "a b.py", "c \"d\" $e", "f g"}));
+  EXPECT_EQ(Split("x '' y"), (Words{"x", "", "y"}));
+  EXPECT_EQ(Split("a#b c~d"), (Words{"a#b", "c~d"}));  // '#' and '~' inside a word are literal
+}
+
+TEST(SplitCommandLine, ShellSyntaxAndBadQuotesAreRefused) {
+  for (const char* bad : {"a | b", "a; b", "a > out", "echo $HOME", "a && b", "*.py", "'open",
+                          "\"open", "trailing\\", "   "}) {
+    auto r = SplitCommandLine(bad);
+    EXPECT_FALSE(r.ok()) << bad;
+  }
+  auto r = SplitCommandLine("python3 s.py | tee x");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("sh -c"), std::string::npos) << r.error().message;
+}
+
+TEST(ExecSampler, AtMostSixteenOpenAtOnce) {
+  std::vector<LoadedPlugin> open;
+  for (int i = 0; i < 16; ++i) {
+    auto p = OpenExecSampler("true");  // starts nothing until get_info
+    ASSERT_TRUE(p.ok()) << i;
+    open.push_back(*p);
+  }
+  auto extra = OpenExecSampler("true");
+  ASSERT_FALSE(extra.ok());
+  open.pop_back();  // a slot comes back when its program is released
+  EXPECT_TRUE(OpenExecSampler("true").ok());
+}
+
+TEST(ExecSampler, NotAProtocolServerIsAnErrorNotAHang) {
+  auto p = OpenExecSampler("true");  // exits at once without a word
+  ASSERT_TRUE(p.ok());
+  auto s = Sampler::Open(p->api, p->library);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("exited with status 0"), std::string::npos) << s.error().message;
+}
+
+TEST(ExecSampler, AForkedProcessGetsItsOwnChildAndTheSameDraws) {
+  const std::string python = NUMPY_PYTHON;
+  if (python.empty()) GTEST_SKIP() << "no python3 with numpy";
+  auto p =
+      OpenExecSampler(python + " " + SOURCE_DIR + "/adapters/python/examples/numpy_sampler.py");
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  auto s = Sampler::Open(p->api, p->library, "check-config=x");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  const std::vector<uint32_t> logits = {0x3f800000u, 0x40000000u, 0u, 0x40400000u};
+  RowView row;
+  row.dtype = DType::kF32;
+  row.vocab = logits.size();
+  row.logits = logits.data();
+  row.temperature = 1.0f;
+  row.row_id = 77;
+  const Batch batch{DType::kF32, logits.size(), {row}};
+  auto parent = (*s)->Sample(batch, 9, 0, 64);
+  ASSERT_TRUE(parent.ok()) << parent.error().message;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    auto child = (*s)->Sample(batch, 9, 0, 64);
+    _exit(child.ok() && *child == *parent ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  // The parent's child was left alone by the fork.
+  auto again = (*s)->Sample(batch, 9, 0, 64);
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(*again, *parent);
+}
+
+}  // namespace
+}  // namespace sampcert::adapters

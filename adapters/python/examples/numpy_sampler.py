@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""A complete, correct sampler in numpy, certified through the process protocol:
+
+    sampcert run --sampler exec:'python3 adapters/python/examples/numpy_sampler.py' --profile quick
+
+SPEC section 3 in float64 on the exact logit values: support, temperature (greedy at T = 0,
+uniform over +inf tokens), top-k / top-p / min-p on the tempered distribution with
+renormalization between steps and tied tokens kept at a cut, then the canonical draw (SPEC
+section 9: Philox4x32-10 keyed by (seed, row_id), counter by draw index, inverse CDF in index
+order), so draw j of a row never depends on the batch or on which draws were asked before
+(random access). f32, f16 and bf16 rows, masks, batches and probabilities are declared.
+
+--sampler-config: none, "" or "check-config=TEXT" (create refuses anything else; TEXT is
+printed to stderr, which is how the tests see that the config arrived).
+"""
+
+import math
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import sampcert_protocol as sp  # noqa: E402
+
+INFO = sp.Info(
+    name="numpy_example",
+    version="1.0",
+    capabilities=["f32", "f16", "bf16", "mask", "top-k", "top-p", "min-p", "temperature-0",
+                  "probabilities", "batch"],
+    greedy_tie_break="uniform",
+    tie_rule="keep-all",
+    pipeline_order="temperature-first",
+    truncation_order=("top-k", "top-p", "min-p"),
+    nan_policy="error",
+    determinism="same-seed",
+    accuracy="fp32",
+)
+
+M32 = np.uint64(0xFFFFFFFF)
+
+
+def philox4x32_10(c0, c1, c2, c3, k0, k1):
+    """Random123's philox4x32_R(10, ...) on uint64 arrays holding 32-bit words."""
+    c0, c1, c2, c3 = (np.asarray(c, dtype=np.uint64) for c in (c0, c1, c2, c3))
+    k0, k1 = np.uint64(k0), np.uint64(k1)
+    for r in range(10):
+        if r > 0:
+            k0 = (k0 + np.uint64(0x9E3779B9)) & M32
+            k1 = (k1 + np.uint64(0xBB67AE85)) & M32
+        p0 = np.uint64(0xD2511F53) * c0
+        p1 = np.uint64(0xCD9E8D57) * c2
+        c0, c1, c2, c3 = ((p1 >> np.uint64(32)) ^ c1 ^ k0, p1 & M32,
+                          (p0 >> np.uint64(32)) ^ c3 ^ k1, p0 & M32)
+    return c0, c1
+
+
+def uniforms(seed, row_id, first_draw, n):
+    """DRAW-1/2: u = (2m + 1) / 2^53 of draws first_draw .. first_draw + n - 1."""
+    j = np.arange(n, dtype=np.uint64) + np.uint64(first_draw)
+    r0, r1 = philox4x32_10(np.full(n, row_id & 0xFFFFFFFF, np.uint64),
+                           np.full(n, row_id >> 32, np.uint64), j & M32, j >> np.uint64(32),
+                           seed & 0xFFFFFFFF, seed >> 32)
+    m = ((r0 << np.uint64(32)) | r1) >> np.uint64(12)
+    return (2.0 * m.astype(np.float64) + 1.0) / 2.0**53
+
+
+def validate(r, row):
+    """SPEC section 5, in its order; the message names the row, the value and the range."""
+    t = row.temperature
+    if math.isnan(t) or t < 0 or math.isinf(t):
+        raise sp.SamplerError(sp.INVALID_TEMPERATURE,
+                              f"row {r}: temperature is {t} (must be finite and >= 0)", r)
+    if row.top_k < 0:
+        raise sp.SamplerError(sp.INVALID_TOP_K, f"row {r}: top_k is {row.top_k} (must be >= 0; "
+                              "0 turns it off)", r)
+    if math.isnan(row.top_p) or not 0 < row.top_p <= 1:
+        raise sp.SamplerError(sp.INVALID_TOP_P, f"row {r}: top_p is {row.top_p} (must be in "
+                              "(0, 1]; 1 turns it off)", r)
+    if math.isnan(row.min_p) or not 0 <= row.min_p < 1:
+        raise sp.SamplerError(sp.INVALID_MIN_P, f"row {r}: min_p is {row.min_p} (must be in "
+                              "[0, 1); 0 turns it off)", r)
+    x = row.logits.astype(np.float64)
+    allowed = np.ones(x.size, bool) if row.mask is None else row.mask
+    nan = np.isnan(x)
+    if (nan & allowed).any():
+        i = int(np.flatnonzero(nan & allowed)[0])
+        raise sp.SamplerError(sp.NAN_LOGIT, f"row {r}: logit {i} is NaN (the NaN policy is "
+                              "error)", r)
+    support = allowed & ~nan & (x != -np.inf)
+    if not support.any():
+        raise sp.SamplerError(sp.EMPTY_SUPPORT, f"row {r}: empty support: of {x.size} tokens, "
+                              f"{int((~allowed).sum())} masked, "
+                              f"{int((allowed & (x == -np.inf)).sum())} -inf, 0 NaN treated as "
+                              "masked", r)
+    return x, support
+
+
+def distribution(r, row):
+    """SEM-1..SEM-7: the final distribution over the vocabulary, float64."""
+    x, support = validate(r, row)
+    m = x[support].max()
+    if row.temperature == 0 or m == np.inf:
+        # The limits (SEM-3, SEM-4): uniform over the winners; a cut with tied tokens kept never
+        # removes a winner, so truncation changes nothing.
+        w = (support & (x == m)).astype(np.float64)
+        return w / w.sum()
+    w = np.zeros(x.size)
+    w[support] = np.exp((x[support] - m) / row.temperature)
+    kept = support.copy()
+    for step in INFO.truncation_order:
+        idx = np.flatnonzero(kept)
+        if step == "top-k" and 0 < row.top_k < idx.size:
+            cut = np.sort(x[idx])[::-1][row.top_k - 1]
+            kept &= x >= cut  # ties at the k-th value kept (keep-all)
+        elif step == "top-p" and row.top_p < 1:
+            order = idx[np.argsort(-x[idx], kind="stable")]
+            q = w[order] / w[order].sum()
+            before = np.cumsum(q) - q
+            last = order[np.flatnonzero(before < row.top_p)[-1]]
+            kept &= x >= x[last]
+        elif step == "min-p" and row.min_p > 0:
+            kept &= w >= row.min_p * w[idx].max()
+    p = np.where(kept, w, 0.0)
+    return p / p.sum()
+
+
+def probabilities(batch):
+    return np.stack([distribution(r, row) for r, row in enumerate(batch.rows)])
+
+
+def sample(batch, seed, first_draw, draws_per_row):
+    dists = [distribution(r, row) for r, row in enumerate(batch.rows)]  # every row valid first
+    out = np.empty((len(batch.rows), draws_per_row), np.int64)
+    for r, (row, p) in enumerate(zip(batch.rows, dists)):
+        c = np.cumsum(p)
+        tok = np.searchsorted(c, uniforms(seed, row.row_id, first_draw, draws_per_row),
+                              side="right")  # the smallest i with u < C_i (DRAW-3)
+        out[r] = np.minimum(tok, np.flatnonzero(p > 0)[-1])  # rounding past C_last
+    return out
+
+
+def create(config):
+    if config is None or config == "":
+        return
+    if config.startswith("check-config="):
+        print(f"numpy_example: config {config[len('check-config='):]!r}", file=sys.stderr)
+        return
+    raise sp.SamplerError(sp.INVALID_ARGUMENT, f"unknown config '{config}' (known: "
+                          "check-config=TEXT)")
+
+
+if __name__ == "__main__":
+    sp.serve(sample, INFO, probabilities_fn=probabilities, create_fn=create)

@@ -1,0 +1,220 @@
+"""Tests of the Python protocol helper and the numpy example, speaking the protocol from Python
+(the C++ host's side is tested by tests/exec_sampler_test.py).
+
+Run: python3 -m unittest discover -s adapters/python -p 'test_*.py'
+"""
+
+import os
+import struct
+import subprocess
+import sys
+import unittest
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "examples"))
+import sampcert_protocol as sp  # noqa: E402
+import numpy_sampler as ex  # noqa: E402
+
+SERVER = r"""
+import sys, numpy as np
+sys.path.insert(0, sys.argv[1])
+import sampcert_protocol as sp
+seen = {}
+def create(config):
+    seen["config"] = config
+def sample(batch, seed, first, draws):
+    r = batch.rows[0]
+    if r.temperature == 7:
+        print("a stray print on stdout")
+        raise sp.SamplerError(sp.INVALID_TOP_P, "row 0: top_p is 1.5 (must be in (0, 1])", 0)
+    if r.temperature == 8:
+        return 1 // 0
+    if r.temperature == 9:
+        return np.zeros(3)
+    # Echo what arrived: the logits' values, the mask, the row fields, the config.
+    out = [float(v) for v in r.logits] + [-1 if r.mask is None else int(r.mask.sum()),
+           r.top_k, r.row_id, seed, first, draws, len(seen["config"] or "")]
+    return np.array(out, dtype=np.int64)[None, :draws]
+sp.serve(sample, sp.Info(name="echo", version="9", capabilities=["f32", "bf16", "mask"],
+                         tie_rule="exact-any", truncation_order=("min-p", "top-k", "top-p"),
+                         greedy_threshold=0.5, thread_safe=True), create_fn=create)
+"""
+
+
+class Host:
+    """The host's side of the protocol, in Python."""
+
+    def __init__(self, code):
+        self.req_r, self.req_w = os.pipe()
+        self.rep_r, self.rep_w = os.pipe()
+        env = dict(os.environ, SAMPCERT_PROTOCOL_FDS=f"{self.req_r},{self.rep_w}")
+        self.proc = subprocess.Popen([sys.executable, "-c", code, HERE], env=env,
+                                     pass_fds=(self.req_r, self.rep_w), stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE)
+        os.close(self.req_r)
+        os.close(self.rep_w)
+
+    def call(self, kind, payload=b""):
+        os.write(self.req_w, struct.pack("<IIQ", sp.MAGIC, kind, len(payload)) + payload)
+        head = self._read(16)
+        magic, reply, n = struct.unpack("<IIQ", head)
+        assert magic == sp.MAGIC
+        body = self._read(n)
+        if reply == sp.REPLY_ERROR:
+            code, _, row, mlen = struct.unpack_from("<iiqI", body)
+            return ("error", code, row, body[20:20 + mlen].decode())
+        return ("ok", body)
+
+    def _read(self, n):
+        data = b""
+        while len(data) < n:
+            chunk = os.read(self.rep_r, n - len(data))
+            if not chunk:
+                raise EOFError("server closed")
+            data += chunk
+        return data
+
+    def close(self):
+        os.close(self.req_w)
+        out, err = self.proc.communicate(timeout=20)
+        os.close(self.rep_r)
+        return self.proc.returncode, out, err
+
+
+def batch(dtype, bits, mask=None, temperature=1.0, top_k=0, row_id=5):
+    code = {"f32": 0, "f16": 1, "bf16": 2}[dtype]
+    vocab = len(bits)
+    flags = sp.ROW_HAS_LOGITS | (sp.ROW_HAS_MASK if mask is not None else 0)
+    out = struct.pack("<iIQQ", code, 0, vocab, 1)
+    out += struct.pack("<fffIqQ", temperature, 1.0, 0.0, flags, top_k, row_id)
+    out += np.asarray(bits, "<u4" if dtype == "f32" else "<u2").tobytes()
+    if mask is not None:
+        out += bytes(mask)
+    return out
+
+
+class ProtocolTest(unittest.TestCase):
+    def setUp(self):
+        self.host = Host(SERVER)
+
+    def tearDown(self):
+        if self.host.proc.poll() is None:
+            self.host.close()
+
+    def test_info_carries_every_field(self):
+        kind, body = self.host.call(sp.INFO, struct.pack("<II", 1, 0))
+        self.assertEqual(kind, "ok")
+        major, minor, n = struct.unpack_from("<III", body)
+        self.assertEqual((major, minor), (1, 0))
+        self.assertEqual(body[12:12 + n], b"echo")
+        off = 12 + n
+        (m,) = struct.unpack_from("<I", body, off)
+        self.assertEqual(body[off + 4:off + 4 + m], b"9")
+        fields = struct.unpack_from("<Iiii3iifiii", body, off + 4 + m)
+        self.assertEqual(fields, (1 | 4 | 8, 0, 2, 0, 2, 0, 1, 0, 0.5, 1, 0, 1))
+
+    def test_host_of_another_major_is_refused(self):
+        self.assertEqual(self.host.call(sp.INFO, struct.pack("<II", 2, 0))[:2],
+                         ("error", sp.VERSION_MISMATCH))
+
+    def test_sample_sees_exact_values_mask_fields_and_config(self):
+        self.assertEqual(self.host.call(sp.CREATE, struct.pack("<II", 1, 5) + b"hello")[0], "ok")
+        # bf16 0x4040 = 3.0, 0xc000 = -2.0; mask allows 2 of 3.
+        req = struct.pack("<QQQ", 11, 3, 10) + batch("bf16", [0x4040, 0xC000, 0x3F80],
+                                                     mask=[1, 0, 1], top_k=2, row_id=42)
+        reply = self.host.call(sp.SAMPLE, req)
+        self.assertEqual(reply[0], "ok", reply)
+        got = list(np.frombuffer(reply[1], "<i8"))
+        self.assertEqual(got, [3, -2, 1, 2, 2, 42, 11, 3, 10, 5])
+
+    def test_errors_are_values_and_stdout_cannot_corrupt(self):
+        self.host.call(sp.CREATE, struct.pack("<II", 0, 0))
+        req = struct.pack("<QQQ", 1, 0, 1) + batch("f32", [0x3F800000], temperature=7)
+        self.assertEqual(self.host.call(sp.SAMPLE, req),
+                         ("error", sp.INVALID_TOP_P, 0, "row 0: top_p is 1.5 (must be in (0, 1])"))
+        req = struct.pack("<QQQ", 1, 0, 1) + batch("f32", [0x3F800000], temperature=8)
+        kind, code, row, msg = self.host.call(sp.SAMPLE, req)
+        self.assertEqual((kind, code, row), ("error", sp.INTERNAL, -1))
+        self.assertIn("ZeroDivisionError", msg)
+        req = struct.pack("<QQQ", 1, 0, 1) + batch("f32", [0x3F800000], temperature=9)
+        self.assertEqual(self.host.call(sp.SAMPLE, req)[:2], ("error", sp.INTERNAL))
+        self.assertEqual(self.host.call(sp.DESTROY), ("ok", b""))
+        rc, out, err = self.host.close()
+        self.assertEqual(rc, 0)
+        self.assertIn(b"a stray print on stdout", err)  # redirected to stderr
+        self.assertEqual(out, b"")
+
+    def test_missing_logits_is_empty_vocab(self):
+        payload = struct.pack("<QQQ", 1, 0, 1) + struct.pack("<iIQQ", 0, 0, 0, 1)
+        payload += struct.pack("<fffIqQ", 1.0, 1.0, 0.0, 0, 0, 0)
+        self.assertEqual(self.host.call(sp.SAMPLE, payload)[:3], ("error", sp.EMPTY_VOCAB, 0))
+
+    def test_without_the_host_it_explains_itself(self):
+        env = {k: v for k, v in os.environ.items() if k != "SAMPCERT_PROTOCOL_FDS"}
+        p = subprocess.run([sys.executable, "-c", SERVER, HERE], env=env, capture_output=True,
+                           timeout=20)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn(b"sampcert protocol server", p.stderr)
+
+
+def row(logits, mask=None, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, row_id=0):
+    x = np.asarray(logits, np.float32)
+    return sp.Row(x, x.view(np.uint32), None if mask is None else np.asarray(mask, bool),
+                  temperature, top_k, top_p, min_p, row_id)
+
+
+class NumpyExampleTest(unittest.TestCase):
+    def test_philox_known_answers(self):
+        # Random123's kat_vectors for philox4x32_10 (first two words).
+        got = ex.philox4x32_10([0], [0], [0], [0], 0, 0)
+        self.assertEqual((int(got[0][0]), int(got[1][0])), (0x6627E8D5, 0xE169C58D))
+        f = 0xFFFFFFFF
+        got = ex.philox4x32_10([f], [f], [f], [f], f, f)
+        self.assertEqual((int(got[0][0]), int(got[1][0])), (0x408F276D, 0x41C83B0E))
+
+    def test_distribution_semantics(self):
+        p = ex.distribution(0, row([0.0, np.log(3.0)]))
+        np.testing.assert_allclose(p, [0.25, 0.75])
+        # top-k 1 with a tie at the cut keeps both (keep-all).
+        np.testing.assert_allclose(ex.distribution(0, row([1, 1, 0], top_k=1)), [.5, .5, 0])
+        # top-p: masses .5 .3 .2; p = .6 keeps the first two, renormalized.
+        x = np.log([0.5, 0.3, 0.2])
+        np.testing.assert_allclose(ex.distribution(0, row(x, top_p=0.6)), [.625, .375, 0])
+        # min-p .5 keeps q >= .25 of the max: .5 and .3.
+        np.testing.assert_allclose(ex.distribution(0, row(x, min_p=0.5)), [.625, .375, 0])
+        # T = 0: uniform over the allowed arg-max; +inf wins at T > 0.
+        np.testing.assert_allclose(ex.distribution(0, row([2, 2, 2], [1, 0, 1], 0.0)),
+                                   [.5, 0, .5])
+        np.testing.assert_allclose(ex.distribution(0, row([np.inf, 0, np.inf])), [.5, 0, .5])
+
+    def test_invalid_rows_name_the_row_in_spec_order(self):
+        cases = [(dict(temperature=-1.0, top_p=2.0), sp.INVALID_TEMPERATURE),
+                 (dict(top_k=-1), sp.INVALID_TOP_K), (dict(top_p=0.0), sp.INVALID_TOP_P),
+                 (dict(min_p=1.0), sp.INVALID_MIN_P)]
+        for kwargs, code in cases:
+            with self.assertRaises(sp.SamplerError) as e:
+                ex.distribution(3, row([0.0, 1.0], **kwargs))
+            self.assertEqual((e.exception.code, e.exception.row), (code, 3))
+            self.assertTrue(e.exception.message.startswith("row 3: "))
+        with self.assertRaises(sp.SamplerError) as e:
+            ex.distribution(0, row([np.nan, 1.0]))
+        self.assertEqual(e.exception.code, sp.NAN_LOGIT)
+        with self.assertRaises(sp.SamplerError) as e:
+            ex.distribution(0, row([-np.inf, np.nan], mask=[1, 0]))
+        self.assertEqual(e.exception.code, sp.EMPTY_SUPPORT)
+
+    def test_draws_are_random_access_and_batch_independent(self):
+        b = sp.Batch("f32", 4, [row(np.zeros(4), row_id=7), row([0, 1, 2, 3], row_id=9)])
+        whole = ex.sample(b, 123, 0, 1000)
+        part = ex.sample(sp.Batch("f32", 4, [b.rows[1]]), 123, 400, 100)
+        np.testing.assert_array_equal(part[0], whole[1, 400:500])
+        # Uniform over 4 tokens: every token appears, frequencies near 1/4.
+        counts = np.bincount(whole[0], minlength=4)
+        self.assertTrue((np.abs(counts / 1000 - 0.25) < 0.06).all(), counts)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,121 @@
+#!/usr/bin/python3
+"""exec: samplers end to end through the sampcert binary.
+
+Usage: exec_sampler_test.py SAMPCERT NUMPY_PYTHON REPO_DIR WORK_DIR [quick]
+
+- info and sample over the protocol; --sampler-config reaches create() (the numpy example
+  refuses an unknown config, naming it), and the report records sampler.config / sampler.exec.
+- a deliberately broken Python sampler: a stray print is harmless; an exception, a crash, an
+  exit, garbage on the reply fd, a stall (SAMPCERT_EXEC_TIMEOUT), a row error and a wrong token
+  count each give the right status and message, never a hang.
+- with "quick" (only that): the numpy example passes `sampcert run --profile quick` (isolated workers).
+Exit 77 (skipped) when NUMPY_PYTHON is empty (no python with numpy), unless CI=true.
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+sampcert, python, repo, work = sys.argv[1:5]
+if not python:
+    print("SKIP: no python3 with numpy (apt-get install python3-numpy)")
+    sys.exit(1 if os.environ.get("CI") == "true" else 77)
+os.makedirs(work, exist_ok=True)
+example = f"exec:{python} {repo}/adapters/python/examples/numpy_sampler.py"
+broken = f"exec:{python} {repo}/adapters/python/testdata/broken_sampler.py"
+failures = []
+
+
+def run(*args, timeout=120, env=None):
+    t = time.monotonic()
+    p = subprocess.run([sampcert, *args], capture_output=True, text=True, timeout=timeout,
+                       env=dict(os.environ, **(env or {})))
+    return p.returncode, p.stdout + p.stderr, time.monotonic() - t
+
+
+def check(what, cond, detail=""):
+    print(f"{'ok  ' if cond else 'FAIL'} {what}")
+    if not cond:
+        print("     " + detail.replace("\n", "\n     ")[:3000])
+        failures.append(what)
+
+
+quick = len(sys.argv) > 5 and sys.argv[5] == "quick"
+if not quick:
+    rc, out, _ = run("info", "--sampler", example)
+    check("info over the protocol", rc == 0 and "numpy_example" in out and "bf16" in out, out)
+    rc, out, _ = run("info", "--sampler", example, "--sampler-config", "bogus-setting")
+    check("--sampler-config reaches create (refused, named)",
+          rc == 2 and "unknown config 'bogus-setting'" in out, out)
+    rc, out, _ = run("info", "--sampler", "exec:no-such-sampler-binary --x")
+    check("a command that cannot start", rc == 2 and "cannot run 'no-such-sampler-binary'" in out,
+          out)
+    rc, out, _ = run("info", "--sampler", "exec:python3 x.py | tee log")
+    check("shell syntax is refused", rc == 2 and "shell syntax" in out, out)
+
+    row = ["--logits", "0,1,2,3", "--draws", "2000", "--seed", "5"]
+    rc, out, _ = run("sample", "--sampler", example, *row, "--top-k", "2", "--dtype", "bf16")
+    tokens = [int(t) for t in out.split(":")[-1].split()] if rc == 0 else []
+    check("sample: top-k 2 draws only the top two", rc == 0 and set(tokens) == {2, 3}, out)
+    rc, out, _ = run("sample", "--sampler", example, "--logits", "0,1", "--top-p", "1.5")
+    check("sample: an invalid row is its status, naming the row",
+          rc == 1 and "InvalidTopP" in out and "row 0: top_p is 1.5" in out, out)
+
+    expect = {
+        "print": (0, "broken draws"),
+        "raise": (1, "KeyError: 'no such thing'"),
+        "crash": (1, "killed by signal 11"),
+        "exit": (1, "exited with status 3"),
+        "garbage": (1, "must start with 'SCP1', got 'Hello, world!"),
+        "stall": (1, "no reply within 5 s"),
+        "row-error": (1, "row 0: top_p is wrong (from python)"),
+        "wrong-count": (1, "returned 1 tokens, expected 1 x 3"),
+    }
+    for mode, (want_rc, want_text) in expect.items():
+        rc, out, secs = run("sample", "--sampler", broken, "--sampler-config", mode, "--logits",
+                            "0,1", "--draws", "3", timeout=60, env={"SAMPCERT_EXEC_TIMEOUT": "5"})
+        check(f"broken sampler '{mode}': exit {want_rc}, '{want_text}' ({secs:.1f} s)",
+              rc == want_rc and want_text in out and secs < 30, f"rc {rc}\n{out}")
+    # Under `sampcert run` (forked workers): a stalled child is stopped by the exec adapter's
+    # own reply timeout (SAMPCERT_EXEC_TIMEOUT; a sleeping child uses no CPU, so the runner's
+    # CPU-time item limit would only reach it through its wall-clock backstop), a crash is a
+    # Fail whose message carries the signal and the sampler's stderr; neither hangs the run.
+    for mode, status, text in [("stall", "Fail", "no reply within 5 s"),
+                               ("crash", "Fail", "killed by signal 11")]:
+        out_dir = os.path.join(work, f"run_{mode}")
+        rc, out, secs = run("run", "--sampler", broken, "--sampler-config", mode, "--profile",
+                            "quick", "--item", "f32/flat_V64", "--out", out_dir, timeout=120,
+                            env={"SAMPCERT_EXEC_TIMEOUT": "5"})
+        results = json.load(open(os.path.join(out_dir, "report.json")))["results"]
+        statuses = [r["status"] for r in results if r["property"] != "ABI-1"]
+        check(f"run with a '{mode}' sampler: {status} ({secs:.1f} s)",
+              rc == 1 and statuses == [status] and text in out and secs < 60, out)
+    minimal = open(f"{repo}/adapters/python/examples/minimal_sampler.py").read()
+    protocol = open(f"{repo}/adapters/python/PROTOCOL.md").read()
+    check("PROTOCOL.md embeds examples/minimal_sampler.py verbatim",
+          f"```python\n{minimal}```" in protocol)
+    rc, out, _ = run("sample", "--sampler", broken, "--sampler-config", "crash", "--logits", "0,1")
+    check("a crash shows the sampler's stderr", "about to crash" in out, out)
+
+if quick:
+    out_dir = os.path.join(work, "numpy_quick")
+    rc, out, secs = run("run", "--sampler", example, "--profile", "quick", "--out", out_dir,
+                        "--sampler-config", "check-config=recorded", timeout=1500)
+    print(out[-4000:])
+    check(f"numpy example passes the quick profile ({secs:.0f} s)", rc == 0, out[-3000:])
+    report = json.load(open(os.path.join(out_dir, "report.json")))
+    s = report["sampler"]
+    check("report records sampler.config and sampler.exec",
+          s.get("config") == "check-config=recorded" and s.get("exec") == example[5:], str(s))
+    # PROTOCOL.md's complete example, as its text says to run it (the helper on PYTHONPATH).
+    rc, out, secs = run("run", "--sampler",
+                        f"exec:{python} {repo}/adapters/python/examples/minimal_sampler.py",
+                        "--profile", "quick", "--out", os.path.join(work, "minimal_quick"),
+                        timeout=900, env={"PYTHONPATH": f"{repo}/adapters/python"})
+    print(out[-2500:])
+    check(f"PROTOCOL.md's minimal example passes the quick profile ({secs:.0f} s)",
+          rc == 0 and "CONFORMANT" in out, out[-3000:])
+
+print(f"{len(failures)} failure(s)")
+sys.exit(1 if failures else 0)
