@@ -272,7 +272,8 @@ def serve(sample_fn: SampleFn, info: Info,
                 conn.write(REPLY_OK, np.ascontiguousarray(out, "<i8").tobytes())
             elif kind == PROBABILITIES:
                 if probabilities_fn is None:
-                    raise SamplerError(UNSUPPORTED, "probabilities: this sampler serves no probabilities function")
+                    raise SamplerError(UNSUPPORTED,
+                                       "probabilities: this sampler serves no probabilities_fn")
                 batch = decode_batch(view)
                 out = np.asarray(probabilities_fn(batch), dtype="<f8")
                 if out.size != len(batch.rows) * batch.vocab:
