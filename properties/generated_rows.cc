@@ -10,6 +10,7 @@
 #include "properties/case_check.h"
 #include "properties/generators.h"
 #include "properties/portable_random.h"
+#include "sampcert/row_validation.h"
 #include "sampcert/sampler_abi.h"
 
 namespace sampcert::properties {
@@ -141,13 +142,16 @@ std::vector<TestResult> RunGeneratedRows(adapters::Sampler& sampler, const std::
   }
   std::map<std::pair<std::string, std::string>, uint64_t> unreached;
   int shrunk = 0;
-  PooledDistribution pooled;  // DIST-3, over the full item only (not a single --case)
+  // DIST-3, over the full item only (not a single --case): all valid rows, and each family's.
+  PooledDistribution pooled;
+  std::map<std::string, PooledDistribution> pooled_by_family;
   ForEachCase(plan, item, info, only_case, [&](const GeneratedCase& c) {
     const RowCase row = c.shrinkable.value();
     const std::vector<std::string> tags = EdgeTags(row);
     const auto start = std::chrono::steady_clock::now();
     const DrawsHook hook = [&](const ReferenceDistribution& ref, const std::vector<int64_t>& t) {
       pooled.Add(ref, t, c.seed);
+      pooled_by_family[row.family].Add(ref, t, c.seed);
     };
     const std::vector<Outcome> outcomes =
         CheckCase(sampler, row, c.seed, only_case < 0 ? &hook : nullptr);
@@ -201,13 +205,25 @@ std::vector<TestResult> RunGeneratedRows(adapters::Sampler& sampler, const std::
     if (r.cases == 0) r.status = Status::kInconclusive;
   }
   if (only_case < 0) {
-    TestResult first = pooled.Result(item);
-    if (first.status == Status::kFail) {
+    // DIST-3's level: half to the test over all rows, half shared equally by the families'
+    // own tests (a defect confined to one family is diluted in the pool). The families are
+    // those with a valid row in the plan, fixed before anything runs (DistributionFamilies).
+    const std::vector<std::string> families = DistributionFamilies(plan, item, info);
+    const double family_share =
+        0.5 / static_cast<double>(std::max<std::size_t>(1, families.size()));
+    auto pooled_result = [&](const std::string* family, const PooledDistribution& first_pool,
+                             double share) {
+      PlanItem look = item;
+      look.level = item.level * share;
+      TestResult first = first_pool.Result(look);
+      if (family != nullptr) first.family = *family;
+      if (first.status != Status::kFail) return first;
       // Suspicious: re-run on fresh draws (a derived seed) of the same valid rows, at the
       // reserve's level; a failure needs both looks (STAT-4).
       PooledDistribution again;
       ForEachCase(plan, item, info, -1, [&](const GeneratedCase& c) {
         const RowCase row = c.shrinkable.value();
+        if (family != nullptr && row.family != *family) return;
         const Expected<ReferenceDistribution> ref = ComputeReference(row.view(), info.policies);
         if (!ref.ok()) return;
         const uint64_t seed = Mix(c.seed, 1);
@@ -215,26 +231,46 @@ std::vector<TestResult> RunGeneratedRows(adapters::Sampler& sampler, const std::
         if (tokens.ok()) again.Add(*ref, *tokens, seed);
       });
       PlanItem rerun = item;
-      rerun.level = item.rerun_level;
+      rerun.level = item.rerun_level * share;
       TestResult second = again.Result(rerun);
+      second.family = first.family;
       if (second.status == Status::kFail) {
         second.failure->message +=
             fmt::format(" (re-run on fresh draws; first look: adjusted p = {:.3g} < {:.3g})",
-                        first.p_value, item.level);
-        second.level = item.level;
-        first = std::move(second);
+                        first.p_value, look.level);
       } else {
         second.note = fmt::format(
             "first look adjusted p = {:.3g} below the level; the re-run on "
             "fresh draws gave {:.3g}. {}",
             first.p_value, second.p_value, second.note);
-        second.level = item.level;
-        first = std::move(second);
       }
+      second.level = look.level;
+      return second;
+    };
+    results.At("DIST-3", kPooledFamily) = pooled_result(nullptr, pooled, 0.5);
+    for (const std::string& family : families) {
+      auto it = pooled_by_family.find(family);
+      results.At("DIST-3", family) = pooled_result(
+          &family, it == pooled_by_family.end() ? PooledDistribution{} : it->second, family_share);
     }
-    results.At("DIST-3", kPooledFamily) = std::move(first);
   }
   return results.Take();
+}
+
+std::vector<std::string> DistributionFamilies(const Plan& plan, const PlanItem& item,
+                                              const adapters::SamplerInfo& info) {
+  std::set<std::string> families;
+  ForEachCase(plan, item, info, -1, [&](const GeneratedCase& c) {
+    const RowCase row = c.shrinkable.value();
+    // Valid rows are those the reference accepts (it validates first, SPEC section 5): O(V).
+    // The "+invalid" families are made invalid on purpose (INV-ERR-1's rows); the few that a
+    // declared policy makes valid (a NaN logit under `masked`) are left to the pooled test.
+    if (!row.family.ends_with("+invalid") &&
+        ValidateRow(row.view(), info.policies, 0).code == ErrorCode::kOk) {
+      families.insert(row.family);
+    }
+  });
+  return {families.begin(), families.end()};
 }
 
 std::vector<std::pair<std::string, std::string>> GeneratedRowKeys(const Plan& plan,
@@ -247,7 +283,12 @@ std::vector<std::pair<std::string, std::string>> GeneratedRowKeys(const Plan& pl
     const RowCase row = c.shrinkable.value();
     for (const std::string& p : KeysForCase(row, info).properties) keys.emplace(p, row.family);
   });
-  if (only_case < 0) keys.emplace("DIST-3", kPooledFamily);
+  if (only_case < 0) {
+    keys.emplace("DIST-3", kPooledFamily);
+    for (const std::string& family : DistributionFamilies(plan, item, info)) {
+      keys.emplace("DIST-3", family);
+    }
+  }
   return {keys.begin(), keys.end()};
 }
 

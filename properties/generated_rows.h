@@ -21,6 +21,10 @@ std::vector<results::TestResult> RunGeneratedRows(adapters::Sampler& sampler,
                                                   const std::string& sampler_arg, const Plan& plan,
                                                   const PlanItem& item, int64_t only_case);
 
+// The row families whose own DIST-3 test the item runs: those with a valid row in the plan.
+std::vector<std::string> DistributionFamilies(const Plan& plan, const PlanItem& item,
+                                              const adapters::SamplerInfo& info);
+
 // The (property, family) keys RunGeneratedRows returns, from the plan and declaration alone.
 std::vector<std::pair<std::string, std::string>> GeneratedRowKeys(const Plan& plan,
                                                                   const PlanItem& item,
