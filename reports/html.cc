@@ -306,6 +306,13 @@ std::string RenderHtml(const Report& report) {
       if (!r.failure->minimal_input.empty()) {
         html += fmt::format("<p>Minimal input: <code>{}</code></p>", E(r.failure->minimal_input));
       }
+      if (!r.failure->row_file.empty()) {
+        // A name of [A-Za-z0-9._-] only (RowFileName), beside this page.
+        html += fmt::format(
+            "<p>Complete input: <a href=\"{0}\">{0}</a> (replay: <code>sampcert reference "
+            "--row {0}</code>)</p>",
+            E(r.failure->row_file));
+      }
       if (!r.failure->reproduction.empty()) {
         html += fmt::format("<p>Reproduce: <code>{}</code></p>", E(r.failure->reproduction));
       }

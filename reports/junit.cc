@@ -48,10 +48,13 @@ std::string RenderJUnit(const Report& report) {
           ++f;
           body = fmt::format(
               "      <failure type=\"Fail\" message=\"{}\">input: {}\nminimal: {}\nreproduce: "
-              "{}</failure>\n",
+              "{}{}</failure>\n",
               XmlEscape(message), XmlEscape(r->failure ? r->failure->input : ""),
               XmlEscape(r->failure ? r->failure->minimal_input : ""),
-              XmlEscape(r->failure ? r->failure->reproduction : ""));
+              XmlEscape(r->failure ? r->failure->reproduction : ""),
+              r->failure && !r->failure->row_file.empty()
+                  ? "\nrow file: " + XmlEscape(r->failure->row_file)
+                  : std::string());
           break;
         case Status::kInconclusive:
         case Status::kCrash:

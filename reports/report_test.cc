@@ -17,6 +17,7 @@
 #include "reports/html.h"
 #include "reports/junit.h"
 #include "reports/report_json.h"
+#include "reports/report_set.h"
 #include "runner/runner.h"
 
 namespace sampcert::reports {
@@ -380,6 +381,41 @@ TEST(Waivers, KnownFailuresAreWaivedAndChangesReported) {
   const std::vector<std::string> none = ApplyExpectations({}, &fresh);
   ASSERT_EQ(none.size(), 2u);  // DIST-1 and the crash, unexpected
   EXPECT_EQ(none[0].rfind("REGRESSION", 0), 0u);
+}
+
+TEST(RowFiles, EachFailuresRowIsPublishedLinkedAndReadBack) {
+  // A failure carrying its row gets a row file in the set, named in report.json, linked from
+  // the HTML and the JUnit XML; ReadReport puts the row back (merge republishes it).
+  Report report = Synthetic();
+  TestResult& failed = report.results.at(1);
+  ASSERT_TRUE(failed.failure.has_value());
+  failed.failure->row = R"({"format":"sampcert-row/1","dtype":"f32","logit_bits":[0]})";
+  const std::string dir = ::testing::TempDir() + "/row_files";
+  std::filesystem::remove_all(dir);
+  std::string json_path;
+  ASSERT_EQ(WriteReportSet(dir, report, &json_path), "");
+  const std::string name = RowFileName(failed);
+  EXPECT_EQ(name, "row.f32.DIST-1.flat_V64.json");
+  std::ifstream row_in(dir + "/" + name);
+  std::stringstream row_text;
+  row_text << row_in.rdbuf();
+  EXPECT_EQ(row_text.str(), failed.failure->row + "\n");
+  std::ifstream html_in(dir + "/report.html"), junit_in(dir + "/report.junit.xml");
+  std::stringstream html, junit;
+  html << html_in.rdbuf();
+  junit << junit_in.rdbuf();
+  EXPECT_NE(html.str().find("<a href=\"" + name + "\">"), std::string::npos);
+  EXPECT_NE(junit.str().find("row file: " + name), std::string::npos);
+  Report back;
+  std::string why;
+  ASSERT_TRUE(ReadReport(json_path, &back, &why)) << why;
+  ASSERT_TRUE(back.results.at(1).failure.has_value());
+  EXPECT_EQ(back.results.at(1).failure->row_file, name);
+  EXPECT_EQ(back.results.at(1).failure->row, failed.failure->row);
+  // Names are sanitized: nothing of a family reaches the file system but [A-Za-z0-9._-].
+  TestResult odd = failed;
+  odd.family = "../evil family/x";
+  EXPECT_EQ(RowFileName(odd), "row.f32.DIST-1..._evil_family_x.json");
 }
 
 TEST(AtomicWrite, ReplacesWholeFilesAndLeavesNoTemporaries) {
