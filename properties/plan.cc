@@ -258,6 +258,10 @@ uint64_t SmallestDraws(uint64_t lo, uint64_t hi, Ok ok) {
 
 // Both directions of a shift d of p0 detected w.p. 0.9 by the exact binomial of n draws at
 // level alpha (a direction leaving [0, 1] is not required): DetectableShiftBinomial <= d.
+// Planned with a little to spare, so that the stated power (a bisection to 1e-12) never reads
+// as just short of the requirement.
+constexpr double kSlack = 0.999;
+
 bool BinomialDetects(uint64_t n, double p0, double d, double alpha) {
   if (p0 - d > 0 && BinomialPower(n, p0, p0 - d, alpha) < 0.9) return false;
   if (p0 + d < 1 && BinomialPower(n, p0, p0 + d, alpha) < 0.9) return false;
@@ -325,7 +329,8 @@ Plan MakePlan(const Profile& profile, const adapters::SamplerInfo& info, uint64_
         const double set_level = last_share * it.level / it.subtests;
         it.required_draws = SmallestDraws(4096, 4 * profile.max_draws, [&](uint64_t n) {
           for (const TailSet& s : sets) {
-            if (!BinomialDetects(n, s.mass, profile.required_tail_change * s.mass, set_level)) {
+            if (!BinomialDetects(n, s.mass, kSlack * profile.required_tail_change * s.mass,
+                                 set_level)) {
               return false;
             }
           }
@@ -357,7 +362,7 @@ Plan MakePlan(const Profile& profile, const adapters::SamplerInfo& info, uint64_
           // Two cells: the exact binomial's own power.
           const double p0 = cells.probability[0] / (cells.probability[0] + cells.probability[1]);
           it.required_draws = SmallestDraws(4096, profile.max_draws, [&](uint64_t n) {
-            return BinomialDetects(n, p0, profile.required_tv, g_level);
+            return BinomialDetects(n, p0, kSlack * profile.required_tv, g_level);
           });
         } else {
           it.required_draws =
