@@ -6,8 +6,8 @@ Usage: slow_sampler_test.py SAMPCERT SLOW_PLUGIN OUT_DIR
 tests/testdata/slow_plugin.c draws in O(V) per token and declares its cost. The plan caps each
 statistical test's draws at the profile's draw-time target over (cost x V), so the standard
 profile must finish with no Timeout; the tests the capped draws cannot power must be
-Inconclusive (never Pass), say that the budget capped them, be listed by the summary and match
-the CAPPED lines of `sampcert plan`; the small rows keep their full power and pass.
+Inconclusive (never Pass), say that the budget capped them, be listed by the summary and be
+among the CAPPED lines of `sampcert plan`; the small rows keep their full power and pass.
 """
 import json
 import os
@@ -52,8 +52,11 @@ def main():
                     errors.append(f"the summary does not list {key} as Inconclusive")
             elif r["status"] == "Pass":
                 passed.add(key)
-    if inconclusive != capped:
-        errors.append(f"Inconclusive {sorted(inconclusive)} != capped in the plan {sorted(capped)}")
+    # A capped test may still reach the profile's power (its cells are fixed for its own draws);
+    # an Inconclusive one must have been capped by the plan.
+    if not inconclusive or not inconclusive <= capped:
+        errors.append(f"Inconclusive {sorted(inconclusive)} not a non-empty subset of the "
+                      f"plan's capped tests {sorted(capped)}")
     if not passed:
         errors.append("no statistical test passed: the uncapped small rows must")
     if proc.returncode != 1:
