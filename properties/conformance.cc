@@ -40,13 +40,19 @@ std::optional<Error> DrawMore(adapters::Sampler& sampler, const RowCase& row, ui
 void FailItem(TestResult& r, std::string message, const RowCase& row,
               const std::string& sampler_arg, const Plan& plan, const PlanItem& item) {
   r.status = Status::kFail;
+  RowCase named = row;  // a planned row's file says which planned row it is
+  if (named.family.empty()) named.family = item.name;
   r.failure = Failure{
-      std::move(message), Describe(row), Describe(row),
+      std::move(message),
+      Describe(row),
+      Describe(row),
       fmt::format(
           "sampcert run --sampler {} --profile {} --seed {}{} --item {}", sampler_arg,
           plan.profile.name, plan.seed,
           plan.options.max_draws > 0 ? fmt::format(" --max-draws {}", plan.options.max_draws) : "",
-          item.Id())};
+          item.Id()),
+      RowFileJson(named),
+      ""};
 }
 
 const std::vector<std::pair<std::string, std::string>>& PropertyCatalog() {

@@ -233,9 +233,10 @@ std::vector<double> LookLevels(uint64_t n, double level) {
 }
 
 double DeclaredDrawCostNsPerToken(const adapters::SamplerInfo& info) {
-  // ABI MINOR 1's draw_cost_ns_per_token; 0 (not declared) until it lands.
-  (void)info;
-  return 0;
+  // ABI MINOR 1's draw_cost_ns_per_token (0: not declared; a negative or non-finite value
+  // declares nothing either).
+  const double cost = info.policies.draw_cost_ns_per_token;
+  return std::isfinite(cost) && cost > 0 ? cost : 0;
 }
 
 namespace {
@@ -282,6 +283,12 @@ Plan MakePlan(const Profile& profile, const adapters::SamplerInfo& info, uint64_
   std::size_t statistical = dtypes.size();
   for (const std::string& d : dtypes) {
     for (const auto& [name, row] : PlannedRows(DTypeFromName(d), info.capabilities)) {
+      // Greedy ties under the `any` tie-break constrain only the support (every draw a winner),
+      // which the generated rows check; there is no distribution to test.
+      if (info.policies.greedy_tie_break == GreedyTieBreak::kAny) {
+        auto ref = ComputeReference(row.view(), info.policies);
+        if (ref.ok() && ref->any_greedy_ties) continue;
+      }
       plan.items.push_back(NewItem(
           name.starts_with("dominant_tail") || name.starts_with("deep_tail") ? "tail"
                                                                              : "distribution",

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "properties/conformance.h"
@@ -127,6 +128,41 @@ TEST(Plan, MaxDrawsCapsEveryTestAndChangesTheVersion) {
   EXPECT_GT(short_of_power, 10);
   EXPECT_NE(DescribePlan(capped).find("CAPPED"), std::string::npos);
   EXPECT_EQ(DescribePlan(full).find("CAPPED"), std::string::npos);
+}
+
+// A declared draw cost (ABI MINOR 1) caps each test at the profile's draw-time target over
+// (cost x V) of its row; with --max-draws too, the smaller cap wins. Nothing is measured.
+TEST(Plan, DeclaredDrawCostCapsByVocabulary) {
+  auto s = registry::OpenSampler("stable_cpu");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  Profile standard;
+  ASSERT_TRUE(ProfileByName("standard", &standard));
+  adapters::SamplerInfo info = (*s)->info();
+  const Plan free_plan = MakePlan(standard, info, 1);
+  info.policies.draw_cost_ns_per_token = 16;
+  const Plan costed = MakePlan(standard, info, 1);
+  EXPECT_NE(PlanVersion(free_plan), PlanVersion(costed));
+  PlanOptions options;
+  options.max_draws = 100000;
+  const Plan both = MakePlan(standard, info, 1, options);
+  int capped = 0;
+  for (std::size_t i = 0; i < costed.items.size(); ++i) {
+    const PlanItem& it = costed.items[i];
+    if (it.kind != "distribution" && it.kind != "tail") continue;
+    const auto row = PlannedRowByName(DTypeFromName(it.dtype), it.name, ~0u);
+    ASSERT_TRUE(row.has_value());
+    const auto cap = static_cast<uint64_t>(
+        std::floor(standard.draw_time_target_s * 1e9 / (16.0 * static_cast<double>(row->vocab()))));
+    EXPECT_EQ(it.draw_cap, cap) << it.Id();
+    EXPECT_EQ(it.draws, std::min(it.required_draws, cap)) << it.Id();
+    EXPECT_EQ(both.items[i].draws, std::min({it.required_draws, cap, uint64_t{100000}})) << it.Id();
+    capped += it.draws < it.required_draws;
+  }
+  // wide_V32768 (38,146 of ~250k) and deep_tail_V180001 (6,944 of ~1M) in each dtype.
+  EXPECT_GE(capped, 4);
+  // A cost of 0 declares nothing and caps nothing.
+  info.policies.draw_cost_ns_per_token = 0;
+  EXPECT_EQ(PlanVersion(MakePlan(standard, info, 1)), PlanVersion(free_plan));
 }
 
 // A capped test that cannot reach the profile's power runs its capped draws and is
