@@ -61,7 +61,7 @@ def main():
         errors.append("no statistical test passed: the uncapped small rows must")
     if proc.returncode != 1:
         errors.append(f"exit {proc.returncode}, expected 1 (Inconclusive is not conformant)")
-    if not report.get("complete", False):
+    if not report.get("completeness", {}).get("complete", False):
         errors.append("the report is incomplete")
     for e in errors:
         print("FAIL:", e)
