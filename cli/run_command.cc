@@ -173,7 +173,9 @@ int RunRun(const RunRequest& req, std::ostream& out, std::ostream& err) {
   }
   const adapters::SamplerInfo info = *described;
   const auto started = std::chrono::steady_clock::now();
-  const properties::Plan plan = properties::MakePlan(profile, info, req.seed);
+  properties::PlanOptions plan_options;
+  plan_options.max_draws = req.max_draws;
+  const properties::Plan plan = properties::MakePlan(profile, info, req.seed, plan_options);
   // Filters must select something: `--item nope` or `--dtype f16` for a sampler without f16
   // items would otherwise certify 0 results.
   {
@@ -258,6 +260,7 @@ int RunRun(const RunRequest& req, std::ostream& out, std::ostream& err) {
                     {"isolation", opts.isolate ? "fork" : "none"},
                     {"time_budget_s", opts.time_budget_s},
                     {"item_timeout_cpu_s", opts.item_timeout_s},
+                    {"max_draws", req.max_draws},
                     {"seconds", reports::Number(seconds)},
                     {"false_alarm_budget", profile.false_alarm_budget},
                     {"required_tv", profile.required_tv},
@@ -284,6 +287,33 @@ int RunRun(const RunRequest& req, std::ostream& out, std::ostream& err) {
     return ran->signal != 0 ? 128 + ran->signal : 1;
   }
   return reports::Conformant(report) ? 0 : 1;
+}
+
+int RunPlanDump(const RunRequest& req, std::ostream& out, std::ostream& err) {
+  const auto S = [](const std::string& s) { return results::EscapeForTerminal(s); };
+  properties::Profile profile;
+  if (!properties::ProfileByName(req.profile, &profile)) {
+    fmt::print(err, "error: --profile must be quick, standard or full, not '{}'\n", S(req.profile));
+    return 2;
+  }
+  runner::RunOptions opts;
+  opts.isolate = !req.no_isolation;
+  opts.item_timeout_s = req.item_timeout_s;
+  opts.memory_limit_bytes = DefaultMemoryLimit();
+  const std::string sampler_arg = req.sampler;
+  const std::optional<std::string> config = req.sampler_config;
+  auto described = runner::Describe(
+      [sampler_arg, config] { return registry::OpenSampler(sampler_arg, config); }, opts);
+  if (!described.ok()) {
+    fmt::print(err, "error: {}\n", S(described.error().message));
+    return 2;
+  }
+  properties::PlanOptions plan_options;
+  plan_options.max_draws = req.max_draws;
+  fmt::print(
+      out, "{}",
+      properties::DescribePlan(properties::MakePlan(profile, *described, req.seed, plan_options)));
+  return 0;
 }
 
 }  // namespace sampcert::cli

@@ -35,9 +35,15 @@ struct RunRequest {
   std::string only_item;
   int64_t only_case = -1;
   bool progress = true;
+  uint64_t max_draws = 0;  // --max-draws: per statistical test (part of the plan); 0 = none
 };
 
 int RunRun(const RunRequest& request, std::ostream& out, std::ostream& err);
+
+// `sampcert plan`: prints the plan `run` would run for the same sampler, profile, seed and
+// --max-draws (every statistical test's draws, looks, levels and budget cap, and the totals),
+// without running it. Exit codes: 0, or 2 for usage errors and a sampler that cannot be loaded.
+int RunPlanDump(const RunRequest& request, std::ostream& out, std::ostream& err);
 
 }  // namespace sampcert::cli
 

@@ -1,5 +1,6 @@
 // The sampcert command-line tool.
 #include <CLI/CLI.hpp>
+#include <charconv>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -114,6 +115,30 @@ int main(int argc, char** argv) {
   run->add_option("--dtype", run_req.only_dtype, "Only the items of this dtype");
   run->add_option("--item", run_req.only_item, "Only this statistical item (dtype/name)");
   run->add_option("--case", run_req.only_case, "Only this generated case (reproduction)");
+  const char* kMaxDrawsHelp =
+      "Draws per statistical test (its first run; a re-run after a rejection draws 4x). Part of "
+      "the plan: a test that cannot reach its required power with them is Inconclusive";
+  // Checked on the text (CLI11's numeric checks print a 300-digit range and let 2^64 wrap).
+  const auto draws_check = [](const std::string& text) -> std::string {
+    uint64_t v = 0;
+    const char* end = text.data() + text.size();
+    const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+    if (text.empty() || ec != std::errc() || ptr != end || v == 0 || v > (uint64_t{1} << 40)) {
+      return "must be a whole number of draws in [1, 2^40], not '" + text + "'";
+    }
+    return {};
+  };
+  run->add_option("--max-draws", run_req.max_draws, kMaxDrawsHelp)->check(draws_check);
+
+  sampcert::cli::RunRequest plan_req;
+  CLI::App* plan = app.add_subcommand(
+      "plan", "Print the plan `run` would run: each statistical test's draws, looks and levels");
+  plan->add_option("--sampler", plan_req.sampler, kSamplerHelp)->required();
+  CLI::Option* plan_config = plan->add_option("--sampler-config", sampler_config, kConfigHelp);
+  plan->add_option("--profile", plan_req.profile, "quick, standard or full")->capture_default_str();
+  plan->add_option("--seed", plan_req.seed, "Seed of the generated cases and draws")
+      ->capture_default_str();
+  plan->add_option("--max-draws", plan_req.max_draws, kMaxDrawsHelp)->check(draws_check);
 
   CLI::App* report = app.add_subcommand("report", "Merge, diff and render report.json files");
   report->require_subcommand(1);
@@ -145,6 +170,8 @@ int main(int argc, char** argv) {
     return o->count() > 0 ? std::optional<std::string>(sampler_config) : std::nullopt;
   };
   run_req.sampler_config = config_of(run_config);
+  plan_req.sampler_config = config_of(plan_config);
+  if (plan->parsed()) return sampcert::cli::RunPlanDump(plan_req, std::cout, std::cerr);
   if (merge->parsed()) {
     return sampcert::cli::RunReportMerge(merge_inputs, merge_out, std::cout, std::cerr);
   }

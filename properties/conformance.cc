@@ -22,13 +22,19 @@ Expected<std::vector<int64_t>> Draw(adapters::Sampler& sampler, const RowCase& r
                                     uint64_t n) {
   std::vector<int64_t> all;
   all.reserve(n);
+  if (auto err = DrawMore(sampler, row, seed, n, &all)) return *err;
+  return all;
+}
+
+std::optional<Error> DrawMore(adapters::Sampler& sampler, const RowCase& row, uint64_t seed,
+                              uint64_t n, std::vector<int64_t>* tokens) {
   const uint64_t chunk = 1 << 20;
-  for (uint64_t first = 0; first < n; first += chunk) {
+  for (uint64_t first = tokens->size(); first < n; first += std::min(chunk, n - first)) {
     auto got = sampler.Sample(OneRow(row), seed, first, std::min(chunk, n - first));
     if (!got.ok()) return got.error();
-    all.insert(all.end(), got->begin(), got->end());
+    tokens->insert(tokens->end(), got->begin(), got->end());
   }
-  return all;
+  return std::nullopt;
 }
 
 void FailItem(TestResult& r, std::string message, const RowCase& row,
@@ -36,13 +42,17 @@ void FailItem(TestResult& r, std::string message, const RowCase& row,
   r.status = Status::kFail;
   RowCase named = row;  // a planned row's file says which planned row it is
   if (named.family.empty()) named.family = item.name;
-  r.failure = Failure{std::move(message),
-                      Describe(row),
-                      Describe(row),
-                      fmt::format("sampcert run --sampler {} --profile {} --seed {} --item {}",
-                                  sampler_arg, plan.profile.name, plan.seed, item.Id()),
-                      RowFileJson(named),
-                      ""};
+  r.failure = Failure{
+      std::move(message),
+      Describe(row),
+      Describe(row),
+      fmt::format(
+          "sampcert run --sampler {} --profile {} --seed {}{} --item {}", sampler_arg,
+          plan.profile.name, plan.seed,
+          plan.options.max_draws > 0 ? fmt::format(" --max-draws {}", plan.options.max_draws) : "",
+          item.Id()),
+      RowFileJson(named),
+      ""};
 }
 
 const std::vector<std::pair<std::string, std::string>>& PropertyCatalog() {

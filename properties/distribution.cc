@@ -20,6 +20,52 @@ namespace sampcert::properties {
 using results::Status;
 using results::TestResult;
 
+DistributionLook EvaluateDistributionLook(std::span<const int64_t> tokens,
+                                          std::span<const long double> null, int subtests) {
+  const double share = static_cast<double>(std::max(1, subtests));
+  DistributionLook look;
+  const Cells c = MakeCells(null, tokens.size());
+  look.g = GTest(tokens, c);
+  look.p_value = std::min(1.0, share * look.g.p_value);
+  look.worst = "G-test";
+  // The score test on log p (power against a temperature error) and the band-conditional
+  // score test on log p - E[log p | band] (power against mass moved inside a power-of-two
+  // band, which the pooled band cells cannot see). Exact saddle-point tails.
+  const ScoreSummary s = ScoreValues(null);
+  double sum_score = 0, sum_band = 0;
+  for (int64_t t : tokens) {
+    sum_score += s.score[static_cast<std::size_t>(t)];
+    sum_band += s.band[static_cast<std::size_t>(t)];
+  }
+  const double nd = static_cast<double>(tokens.size());
+  auto test = [&](const std::vector<double>& y, double sum, double var, ScoreResult* out,
+                  const char* name) {
+    // A statistic with (numerically) no variance carries no information: left out.
+    if (!(var > 1e-12)) return false;
+    std::vector<double> values, probs;
+    for (std::size_t i = 0; i < y.size(); ++i) {
+      if (null[i] > 0) {
+        values.push_back(y[i]);
+        probs.push_back(static_cast<double>(null[i]));
+      }
+    }
+    const ScoreComponent comp{nd, std::move(values), std::move(probs)};
+    *out = ScoreTest(std::span(&comp, 1), sum);
+    const double p = std::min(1.0, share * out->p_value);
+    if (p < look.p_value) {
+      look.p_value = p;
+      look.worst = name;
+    }
+    return true;
+  };
+  look.score_var = s.score_var;
+  look.band_var = s.band_var;
+  look.has_score = test(s.score, sum_score, s.score_var, &look.score, "score test on log p");
+  look.has_band = test(s.band, sum_band, s.band_var, &look.band,
+                       "band-conditional score test on log p - E[log p | band]");
+  return look;
+}
+
 std::vector<TestResult> RunDistribution(adapters::Sampler& sampler, const std::string& sampler_arg,
                                         const Plan& plan, const PlanItem& item, TestResult r,
                                         const RowCase& row) {
@@ -49,82 +95,57 @@ std::vector<TestResult> RunDistribution(adapters::Sampler& sampler, const std::s
       if ((*p)[i] > 0 && ref->keep[i] == KeepClass::kMayKeep) kept[i] = 1;
     }
   }
-  // One look: the draws, exact failures (a token outside [0, V), outside the support, or of
-  // null probability 0), then the three sub-tests at equal shares of the level (Bonferroni).
-  const double share = static_cast<double>(std::max(1, item.subtests));
-  struct Look {
-    GofResult g;
-    ScoreResult score, band;
-    bool has_score = false, has_band = false;
-    double p_value = 1;  // Bonferroni-adjusted: share x the smallest sub-test p-value
-    std::string worst;   // which sub-test
-    double score_var = 0, band_var = 0;  // per draw
+  // One run: the sequential looks on one stream of draws (look k draws up to looks[k]), each
+  // look checking its new draws exactly first (a token outside [0, V), outside the support, or
+  // of null probability 0: an exact failure), then the three sub-tests on all draws so far.
+  struct Run {
+    int rejected = -1;  // the look that rejected, -1: none
+    uint64_t drawn = 0;
+    DistributionLook last;  // the last look evaluated
   };
-  auto run_test = [&](uint64_t test_seed, uint64_t draws,
-                      Look* look) -> std::optional<std::string> {
-    auto tokens = Draw(sampler, row, test_seed, draws);
-    if (!tokens.ok()) return "sampler error: " + tokens.error().message;
+  auto run = [&](uint64_t test_seed, const std::vector<uint64_t>& looks,
+                 const std::vector<double>& levels, Run* out) -> std::optional<std::string> {
+    std::vector<int64_t> tokens;
     std::vector<uint8_t> k = kept;
-    for (int64_t t : *tokens) {
-      if (t < 0 || static_cast<std::size_t>(t) >= row.vocab()) {
-        return fmt::format("RANGE-1: drew token id {} outside [0, {})", t, row.vocab());
+    std::optional<std::string> error;
+    out->rejected = FirstRejectingLook(looks, levels, [&](uint64_t n) {
+      const std::size_t checked = tokens.size();
+      if (auto err = DrawMore(sampler, row, test_seed, n, &tokens)) {
+        error = "sampler error: " + err->message;
+        return -1.0;
       }
-      const KeepClass c = ref->keep[static_cast<std::size_t>(t)];
-      if (c == KeepClass::kOutsideSupport || c == KeepClass::kMustDrop) {
-        return fmt::format("SUPP-2: drew token {} (reference probability {:.3g})", t,
-                           static_cast<double>(ref->probs[static_cast<std::size_t>(t)]));
+      out->drawn = tokens.size();
+      for (std::size_t i = checked; i < tokens.size(); ++i) {
+        const int64_t t = tokens[i];
+        if (t < 0 || static_cast<std::size_t>(t) >= row.vocab()) {
+          error = fmt::format("RANGE-1: drew token id {} outside [0, {})", t, row.vocab());
+          return -1.0;
+        }
+        const KeepClass c = ref->keep[static_cast<std::size_t>(t)];
+        if (c == KeepClass::kOutsideSupport || c == KeepClass::kMustDrop) {
+          error = fmt::format("SUPP-2: drew token {} (reference probability {:.3g})", t,
+                              static_cast<double>(ref->probs[static_cast<std::size_t>(t)]));
+          return -1.0;
+        }
+        if (c == KeepClass::kMayKeep) k[static_cast<std::size_t>(t)] = 1;
       }
-      if (c == KeepClass::kMayKeep) k[static_cast<std::size_t>(t)] = 1;
-    }
-    auto null = ref->RenormalizedOver(k);
-    if (!null.ok()) return "SUPP-2: " + null.error().message;
-    for (int64_t t : *tokens) {
-      if (!((*null)[static_cast<std::size_t>(t)] > 0)) {
-        return fmt::format("SUPP-2: drew token {}, of probability 0 under the reference", t);
+      auto null = ref->RenormalizedOver(k);
+      if (!null.ok()) {
+        error = "SUPP-2: " + null.error().message;
+        return -1.0;
       }
-    }
-    const Cells c = MakeCells(*null, draws);
-    look->g = GTest(*tokens, c);
-    look->p_value = std::min(1.0, share * look->g.p_value);
-    look->worst = "G-test";
-    // The score test on log p (power against a temperature error) and the band-conditional
-    // score test on log p - E[log p | band] (power against mass moved inside a power-of-two
-    // band, which the pooled band cells cannot see). Exact saddle-point tails.
-    const ScoreSummary s = ScoreValues(*null);
-    double sum_score = 0, sum_band = 0;
-    for (int64_t t : *tokens) {
-      sum_score += s.score[static_cast<std::size_t>(t)];
-      sum_band += s.band[static_cast<std::size_t>(t)];
-    }
-    const double nd = static_cast<double>(draws);
-    auto test = [&](const std::vector<double>& y, double sum, double var, ScoreResult* out,
-                    const char* name) {
-      // A statistic with (numerically) no variance carries no information: left out.
-      if (!(var > 1e-12)) return false;
-      std::vector<double> values, probs;
-      for (std::size_t i = 0; i < y.size(); ++i) {
-        if ((*null)[i] > 0) {
-          values.push_back(y[i]);
-          probs.push_back(static_cast<double>((*null)[i]));
+      for (int64_t t : tokens) {
+        if (!((*null)[static_cast<std::size_t>(t)] > 0)) {
+          error = fmt::format("SUPP-2: drew token {}, of probability 0 under the reference", t);
+          return -1.0;
         }
       }
-      const ScoreComponent comp{nd, std::move(values), std::move(probs)};
-      *out = ScoreTest(std::span(&comp, 1), sum);
-      const double p = std::min(1.0, share * out->p_value);
-      if (p < look->p_value) {
-        look->p_value = p;
-        look->worst = name;
-      }
-      return true;
-    };
-    look->score_var = s.score_var;
-    look->band_var = s.band_var;
-    look->has_score = test(s.score, sum_score, s.score_var, &look->score, "score test on log p");
-    look->has_band = test(s.band, sum_band, s.band_var, &look->band,
-                          "band-conditional score test on log p - E[log p | band]");
-    return std::nullopt;
+      out->last = EvaluateDistributionLook(tokens, *null, item.subtests);
+      return out->last.p_value;
+    });
+    return error;
   };
-  auto describe = [](const Look& l) {
+  auto describe = [](const DistributionLook& l) {
     std::string d =
         fmt::format("G = {:.1f} on {} cells (p = {:.3g})", l.g.statistic, l.g.cells, l.g.p_value);
     if (l.has_score)
@@ -135,70 +156,98 @@ std::vector<TestResult> RunDistribution(adapters::Sampler& sampler, const std::s
     }
     return d;
   };
-  const uint64_t n = item.draws;
-  const double sub_level = item.level / share;
-  Look first;
-  if (auto err = run_test(item.seed, n, &first)) return fail(*err);
-  const GofResult& g = first.g;
-  r.draws = n;
+  auto look_name = [](const std::vector<uint64_t>& looks, int k) {
+    return fmt::format("look {} of {} ({} draws)", k + 1, looks.size(),
+                       looks[static_cast<std::size_t>(k)]);
+  };
+  auto fill = [&](const DistributionLook& l) {
+    r.p_value = l.p_value;
+    r.observed = l.g.observed;
+    r.expected = l.g.expected;
+    double worst_dev = 0;
+    for (std::size_t c = 0; c < l.g.observed.size(); ++c) {
+      worst_dev = std::max(worst_dev, std::fabs(l.g.observed[c] - l.g.expected[c]) /
+                                          std::sqrt(std::max(l.g.expected[c], 1.0)));
+    }
+    r.worst_error = worst_dev;  // the largest standardized cell deviation
+  };
   r.cases = 1;
-  r.p_value = first.p_value;
-  r.observed = g.observed;
-  r.expected = g.expected;
-  double worst_dev = 0;
-  for (std::size_t c = 0; c < g.observed.size(); ++c) {
-    worst_dev = std::max(worst_dev, std::fabs(g.observed[c] - g.expected[c]) /
-                                        std::sqrt(std::max(g.expected[c], 1.0)));
-  }
-  r.worst_error = worst_dev;  // the largest standardized cell deviation
-  if (first.p_value < item.level) {
-    // Suspicious: re-run from a fresh seed with the plan's re-run draws at the reserve's level.
-    // A failure needs both; the false-alarm rate stays within the first test's level.
-    Look second;
-    const uint64_t n2 = item.rerun_draws;
-    if (auto err = run_test(Mix(item.seed, 1), n2, &second)) return fail(*err);
-    if (second.p_value < item.rerun_level) {
-      r.observed = second.g.observed;
-      r.expected = second.g.expected;
-      r.p_value = second.p_value;
-      r.draws = n2;
+  Run first;
+  if (auto err = run(item.seed, item.looks, item.look_levels, &first)) return fail(*err);
+  fill(first.last);
+  r.draws = first.drawn;
+  // The run whose last look states the power: the first, or the re-run when the first stopped.
+  Run stated = first;
+  uint64_t stated_n = item.draws;
+  double stated_level = item.look_levels.back();
+  if (first.rejected >= 0) {
+    // A look rejected: re-run from a fresh seed with the plan's re-run draws and looks at the
+    // reserve's level; a failure needs both (SPEC STAT-4).
+    Run second;
+    if (auto err = run(Mix(item.seed, 1), item.rerun_looks, item.rerun_look_levels, &second)) {
+      return fail(*err);
+    }
+    r.draws = first.drawn + second.drawn;
+    const std::size_t fk = static_cast<std::size_t>(first.rejected);
+    if (second.rejected >= 0) {
+      fill(second.last);
+      const std::size_t sk = static_cast<std::size_t>(second.rejected);
       return fail(fmt::format(
-          "draws do not follow the reference ({} draws): {}; worst: {}, adjusted p = {:.3g} < "
-          "{:.3g} (first look: {}, adjusted p = {:.3g} < {:.3g})",
-          n2, describe(second), second.worst, second.p_value, item.rerun_level, describe(first),
-          first.p_value, item.level));
+          "draws do not follow the reference ({} draws in all): re-run {}: {}; worst: {}, adjusted "
+          "p = {:.3g} < {:.3g} (first run {}: {}, adjusted p = {:.3g} < {:.3g})",
+          r.draws, look_name(item.rerun_looks, second.rejected), describe(second.last),
+          second.last.worst, second.last.p_value, item.rerun_look_levels[sk],
+          look_name(item.looks, first.rejected), describe(first.last), first.last.p_value,
+          item.look_levels[fk]));
     }
     r.note = fmt::format(
-        "first look p = {:.3g} below the level; the re-run ({} draws) gave p = "
-        "{:.3g}. ",
-        first.p_value, n2, second.p_value);
+        "first run {} gave p = {:.3g} below its level {:.3g}; the re-run ({} draws) passed every "
+        "look (last p = {:.3g}). ",
+        look_name(item.looks, first.rejected), first.last.p_value, item.look_levels[fk],
+        second.drawn, second.last.p_value);
+    stated = second;
+    stated_n = item.rerun_draws;
+    stated_level = item.rerun_look_levels.back();
   }
-  // Power, stated against named alternatives (each at its sub-test's level, w.p. 0.9).
-  const double nd = static_cast<double>(n);
+  // Power at the last look, stated against named alternatives (each at its sub-test's share of
+  // the last look's level, w.p. 0.9).
+  const DistributionLook& last = stated.last;
+  const GofResult& g = last.g;
+  const double sub_level = stated_level / static_cast<double>(std::max(1, item.subtests));
+  const double nd = static_cast<double>(stated_n);
   if (g.cells >= 3) {
-    r.power_tv = DetectableTv(g.df, sub_level, n);
+    r.power_tv = DetectableTv(g.df, sub_level, stated_n);
   } else if (g.cells == 2) {
     const double total = g.expected[0] + g.expected[1];
-    r.power_tv = total > 0 ? DetectableShiftBinomial(n, g.expected[0] / total, sub_level) : 1;
+    r.power_tv =
+        total > 0 ? DetectableShiftBinomial(stated_n, g.expected[0] / total, sub_level) : 1;
   } else {
     // A point mass: any other token drawn is an exact failure, missed only if none of n draws
     // lands on it.
     r.power_tv = 1 - PortableExp(PortableLog(0.1) / nd);
   }
-  r.note += fmt::format("{}. Detects w.p. 0.9: TV {:.3g} on its {} cell(s)", describe(first),
-                        r.power_tv, g.cells);
-  if (first.has_score) {
+  r.note +=
+      fmt::format("{} looks, last ({} draws): {}. Detects w.p. 0.9: TV {:.3g} on its {} cell(s)",
+                  item.looks.size(), stated_n, describe(last), r.power_tv, g.cells);
+  if (last.has_score) {
     r.note += fmt::format(
         "; a temperature error of {:.3g}%",
-        100 * DetectableMeanShift(nd * first.score_var, sub_level) / (nd * first.score_var));
+        100 * DetectableMeanShift(nd * last.score_var, sub_level) / (nd * last.score_var));
   }
-  if (first.has_band) {
+  if (last.has_band) {
     r.note += fmt::format("; a shift of E[log p | band] by {:.3g} nats inside the bands",
-                          DetectableMeanShift(nd * first.band_var, sub_level) / nd);
+                          DetectableMeanShift(nd * last.band_var, sub_level) / nd);
   }
   if (r.power_tv > plan.profile.required_tv) {
     r.status = Status::kInconclusive;
-    r.note += fmt::format(" (the profile requires TV {:.3g})", plan.profile.required_tv);
+    r.note += fmt::format(" (the profile requires TV {:.3g}", plan.profile.required_tv);
+    if (item.draws < item.required_draws) {
+      r.note += fmt::format(
+          "; the draw budget capped this test at {} draws, its power needs {}: raise --max-draws "
+          "or lower the declared draw cost to reach it",
+          item.draws, item.required_draws);
+    }
+    r.note += ")";
   }
   return {r};
 }

@@ -17,6 +17,14 @@ namespace {
 
 uint32_t DTypeCap(DType d) { return 1u << static_cast<int>(d); }
 
+PlanItem NewItem(std::string kind, std::string dtype, std::string name) {
+  PlanItem it;
+  it.kind = std::move(kind);
+  it.dtype = std::move(dtype);
+  it.name = std::move(name);
+  return it;
+}
+
 }  // namespace
 
 DType DTypeFromName(const std::string& s) {
@@ -190,13 +198,87 @@ std::optional<RowCase> PlannedRowByName(DType dtype, const std::string& name, ui
   return std::nullopt;
 }
 
-Plan MakePlan(const Profile& profile, const adapters::SamplerInfo& info, uint64_t seed) {
-  Plan plan{profile, seed, {}};
+namespace {
+
+// The looks of a test of n draws with each look's share of the level: look k draws the first
+// n / kLookDivisor[k] (at least 1); a look whose count repeats an earlier one, or reaches n
+// before the last, is left out and its share goes to the next look kept.
+std::vector<std::pair<uint64_t, double>> Looks(uint64_t n) {
+  std::vector<std::pair<uint64_t, double>> looks;
+  if (n == 0) return looks;
+  double carried = 0;
+  for (int k = 0; k < kLooks; ++k) {
+    const uint64_t nk = std::max<uint64_t>(1, n / static_cast<uint64_t>(kLookDivisor[k]));
+    carried += kLookShare[k];
+    const bool last = k == kLooks - 1;
+    if (!last && (nk >= n || (!looks.empty() && nk <= looks.back().first))) continue;
+    looks.emplace_back(last ? n : nk, carried);
+    carried = 0;
+  }
+  return looks;
+}
+
+}  // namespace
+
+std::vector<uint64_t> LookDraws(uint64_t n) {
+  std::vector<uint64_t> out;
+  for (const auto& [nk, share] : Looks(n)) out.push_back(nk);
+  return out;
+}
+
+std::vector<double> LookLevels(uint64_t n, double level) {
+  std::vector<double> out;
+  for (const auto& [nk, share] : Looks(n)) out.push_back(share * level);
+  return out;
+}
+
+double DeclaredDrawCostNsPerToken(const adapters::SamplerInfo& info) {
+  // ABI MINOR 1's draw_cost_ns_per_token (0: not declared; a negative or non-finite value
+  // declares nothing either).
+  const double cost = info.policies.draw_cost_ns_per_token;
+  return std::isfinite(cost) && cost > 0 ? cost : 0;
+}
+
+namespace {
+
+// The smallest n in [lo, hi] with ok(n), by doubling from lo and bisection (ok is taken as
+// monotone in n); hi when none is.
+template <typename Ok>
+uint64_t SmallestDraws(uint64_t lo, uint64_t hi, Ok ok) {
+  uint64_t good = lo;
+  while (good < hi && !ok(good)) good = std::min(hi, good * 2);
+  if (good >= hi) return hi;
+  uint64_t bad = std::max<uint64_t>(lo, good / 2) - 1;
+  if (good == lo) return lo;
+  while (good - bad > 1) {
+    const uint64_t mid = bad + (good - bad) / 2;
+    (ok(mid) ? good : bad) = mid;
+  }
+  return good;
+}
+
+// Both directions of a shift d of p0 detected w.p. 0.9 by the exact binomial of n draws at
+// level alpha (a direction leaving [0, 1] is not required): DetectableShiftBinomial <= d.
+// Planned with a little to spare, so that the stated power (a bisection to 1e-12) never reads
+// as just short of the requirement.
+constexpr double kSlack = 0.999;
+
+bool BinomialDetects(uint64_t n, double p0, double d, double alpha) {
+  if (p0 - d > 0 && BinomialPower(n, p0, p0 - d, alpha) < 0.9) return false;
+  if (p0 + d < 1 && BinomialPower(n, p0, p0 + d, alpha) < 0.9) return false;
+  return true;
+}
+
+}  // namespace
+
+Plan MakePlan(const Profile& profile, const adapters::SamplerInfo& info, uint64_t seed,
+              const PlanOptions& options) {
+  Plan plan{profile, seed, {}, options, DeclaredDrawCostNsPerToken(info)};
   std::vector<std::string> dtypes;
   for (DType d : {DType::kF32, DType::kF16, DType::kBF16}) {
     if (info.Has(DTypeCap(d))) dtypes.emplace_back(DTypeName(d));
   }
-  for (const std::string& d : dtypes) plan.items.push_back({"deterministic", d, "", 0, 0});
+  for (const std::string& d : dtypes) plan.items.push_back(NewItem("deterministic", d, ""));
   // DIST-3 (the deterministic item's pooled draws) is a statistical test too.
   std::size_t statistical = dtypes.size();
   for (const std::string& d : dtypes) {
@@ -207,15 +289,15 @@ Plan MakePlan(const Profile& profile, const adapters::SamplerInfo& info, uint64_
         auto ref = ComputeReference(row.view(), info.policies);
         if (ref.ok() && ref->any_greedy_ties) continue;
       }
-      plan.items.push_back({name.starts_with("dominant_tail") || name.starts_with("deep_tail")
-                                ? "tail"
-                                : "distribution",
-                            d, name, 0, 0});
+      plan.items.push_back(NewItem(
+          name.starts_with("dominant_tail") || name.starts_with("deep_tail") ? "tail"
+                                                                             : "distribution",
+          d, name));
       ++statistical;
     }
   }
   if (info.policies.greedy_threshold > 0 && !dtypes.empty()) {
-    plan.items.push_back({"deviation", dtypes.front(), "greedy_threshold", 0, 0});
+    plan.items.push_back(NewItem("deviation", dtypes.front(), "greedy_threshold"));
   }
   // Bonferroni over the planned statistical tests; each runs at half its share (the brief's
   // margin), the reserve pays for re-runs of suspicious results.
@@ -224,8 +306,8 @@ Plan MakePlan(const Profile& profile, const adapters::SamplerInfo& info, uint64_
   for (PlanItem& it : plan.items) {
     it.seed = Mix(seed, FixedHash(it.Id()));
     if (it.kind == "deterministic") {
-      // DIST-3: three sub-tests on the generated rows' own draws; a suspicious first look is
-      // re-run on fresh draws of the same rows at the reserve's share.
+      // DIST-3: three sub-tests on the generated rows' own draws (64 per row, one look); a
+      // suspicious first look is re-run on fresh draws of the same rows at the reserve's share.
       it.level = 0.5 * main_budget / static_cast<double>(statistical);
       it.rerun_level = 0.5 * reserve / static_cast<double>(statistical);
       it.subtests = 3;
@@ -234,73 +316,145 @@ Plan MakePlan(const Profile& profile, const adapters::SamplerInfo& info, uint64_
     if (it.kind != "distribution" && it.kind != "tail") continue;
     it.level = 0.5 * main_budget / static_cast<double>(statistical);
     it.rerun_level = 0.5 * reserve / static_cast<double>(statistical);
-    if (it.kind == "tail") {
-      // 4x the profile's draws: one count per tail set, cheap, and small relative changes of
-      // deep tails are the target. The re-run draws as many from a fresh seed.
-      it.draws = 4 * profile.max_draws;
-      it.rerun_draws = it.draws;
-      const std::optional<RowCase> row =
-          PlannedRowByName(DTypeFromName(it.dtype), it.name, info.capabilities);
-      if (!row) continue;
-      const Expected<ReferenceDistribution> ref = ComputeReference(row->view(), info.policies);
-      if (ref.ok()) it.subtests = std::max<int>(1, static_cast<int>(TailSets(*ref).size()));
-      continue;
-    }
-    it.subtests = 3;
-    // Enough draws for the profile's TV at this test's level, on the cells of the reference.
+    // Each sub-test's level at the last look, where the stated power must hold.
+    const double last_share = kLookShare[kLooks - 1];
     const DType dtype = DTypeFromName(it.dtype);
-    for (const auto& [name, row] : PlannedRows(dtype, info.capabilities)) {
-      if (name != it.name) continue;
-      const Expected<ReferenceDistribution> ref = ComputeReference(row.view(), info.policies);
-      if (!ref.ok()) break;  // the item reports NotSupported
-      // At a boundary the sampler may keep every may-keep token, adding cells: plan the draws
-      // for the larger of the two cell sets.
-      Cells cells = MakeCells(ref->probs, profile.max_draws);
-      std::vector<uint8_t> all_kept(ref->keep.size(), 0);
-      for (std::size_t i = 0; i < all_kept.size(); ++i) {
-        all_kept[i] = ref->keep[i] == KeepClass::kMustKeep || ref->keep[i] == KeepClass::kMayKeep;
+    const std::optional<RowCase> row = PlannedRowByName(dtype, it.name, info.capabilities);
+    std::optional<ReferenceDistribution> ref;  // none: the item reports NotSupported
+    if (row) {
+      if (auto computed = ComputeReference(row->view(), info.policies); computed.ok()) {
+        ref = std::move(*computed);
       }
-      if (auto wide = ref->RenormalizedOver(all_kept); wide.ok()) {
-        Cells more = MakeCells(*wide, profile.max_draws);
-        if (more.probability.size() > cells.probability.size()) cells = std::move(more);
-      }
-      const double df = static_cast<double>(cells.probability.size()) - 1;
-      const double g_level = it.level / it.subtests;  // the G-test's share of the item's level
-      if (it.name.starts_with("rounding_probe")) {
-        // The precision probe's target is far below the profile's TV: 16x its draws.
-        it.draws = 16 * profile.max_draws;
-      } else if (cells.probability.size() == 2) {
-        // Two cells: the exact binomial's own power, doubling the draws until it suffices.
-        const double p0 = cells.probability[0] / (cells.probability[0] + cells.probability[1]);
-        it.draws = 4096;
-        while (it.draws < profile.max_draws &&
-               DetectableShiftBinomial(it.draws, p0, g_level) > profile.required_tv) {
-          it.draws *= 2;
-        }
-        it.draws = std::min(it.draws, profile.max_draws);
-      } else {
-        it.draws = std::min(profile.max_draws,
-                            std::max<uint64_t>(DrawsForTv(df, g_level, profile.required_tv), 4096));
-      }
-      it.rerun_draws = std::max(it.draws, std::min<uint64_t>(4 * it.draws, 4 * profile.max_draws));
     }
+    if (it.kind == "tail") {
+      // Draws for the profile's relative tail change on every nested tail set at the last
+      // look's level, at most 4x the profile's draws (one count per set: cheap per draw).
+      it.required_draws = 4 * profile.max_draws;
+      if (ref) {
+        const std::vector<TailSet> sets = TailSets(*ref);
+        it.subtests = std::max<int>(1, static_cast<int>(sets.size()));
+        const double set_level = last_share * it.level / it.subtests;
+        it.required_draws = SmallestDraws(4096, 4 * profile.max_draws, [&](uint64_t n) {
+          for (const TailSet& s : sets) {
+            if (!BinomialDetects(n, s.mass, kSlack * profile.required_tail_change * s.mass,
+                                 set_level)) {
+              return false;
+            }
+          }
+          return true;
+        });
+      }
+    } else {
+      it.subtests = 3;
+      it.required_draws = 4096;
+      if (ref) {
+        // At a boundary the sampler may keep every may-keep token, adding cells: plan the
+        // draws for the larger of the two cell sets.
+        Cells cells = MakeCells(ref->probs, profile.max_draws);
+        std::vector<uint8_t> all_kept(ref->keep.size(), 0);
+        for (std::size_t i = 0; i < all_kept.size(); ++i) {
+          all_kept[i] = ref->keep[i] == KeepClass::kMustKeep || ref->keep[i] == KeepClass::kMayKeep;
+        }
+        if (auto wide = ref->RenormalizedOver(all_kept); wide.ok()) {
+          Cells more = MakeCells(*wide, profile.max_draws);
+          if (more.probability.size() > cells.probability.size()) cells = std::move(more);
+        }
+        const double df = static_cast<double>(cells.probability.size()) - 1;
+        // The G-test's share of the last look's level.
+        const double g_level = last_share * it.level / it.subtests;
+        if (it.name.starts_with("rounding_probe")) {
+          // The precision probe's target is far below the profile's TV: 16x its draws.
+          it.required_draws = 16 * profile.max_draws;
+        } else if (cells.probability.size() == 2) {
+          // Two cells: the exact binomial's own power.
+          const double p0 = cells.probability[0] / (cells.probability[0] + cells.probability[1]);
+          it.required_draws = SmallestDraws(4096, profile.max_draws, [&](uint64_t n) {
+            return BinomialDetects(n, p0, kSlack * profile.required_tv, g_level);
+          });
+        } else {
+          it.required_draws =
+              std::min(profile.max_draws,
+                       std::max<uint64_t>(DrawsForTv(df, g_level, profile.required_tv), 4096));
+        }
+      }
+    }
+    // The draw budget: --max-draws, and the declared draw time per test over (cost x V).
+    if (options.max_draws > 0) it.draw_cap = options.max_draws;
+    if (plan.draw_cost_ns_per_token > 0 && row) {
+      const double per_draw_ns = plan.draw_cost_ns_per_token * static_cast<double>(row->vocab());
+      const double fit = std::floor(profile.draw_time_target_s * 1e9 / per_draw_ns);
+      const uint64_t cap = fit < 1      ? 1
+                           : fit > 1e18 ? uint64_t{1} << 60
+                                        : static_cast<uint64_t>(fit);
+      it.draw_cap = it.draw_cap == 0 ? cap : std::min(it.draw_cap, cap);
+    }
+    it.draws = it.draw_cap > 0 ? std::min(it.required_draws, it.draw_cap) : it.required_draws;
+    // One re-run rule for every test (TAIL-1 and the rounding probe included): 4x the draws
+    // from a fresh seed, with the same looks, at the reserve's level.
+    it.rerun_draws = 4 * it.draws;
+    it.looks = LookDraws(it.draws);
+    it.look_levels = LookLevels(it.draws, it.level);
+    it.rerun_looks = LookDraws(it.rerun_draws);
+    it.rerun_look_levels = LookLevels(it.rerun_draws, it.rerun_level);
   }
   return plan;
 }
 
 std::string PlanVersion(const Plan& plan) {
   const Profile& p = plan.profile;
-  std::string canonical =
-      fmt::format("plan-v2|{}|{}|{}|{}|{:.17g}|{}|{}|{}|{:.17g}|{:.17g}|{:.17g}|{}|{}", p.name,
-                  p.valid_cases_per_dtype, p.max_vocab, p.max_draws, p.required_tv, p.shrink_steps,
-                  p.shrink_work, p.shrink_failures, p.false_alarm_budget, p.rerun_reserve,
-                  p.required_tail_change, plan.seed, plan.items.size());
+  std::string canonical = fmt::format(
+      "plan-v3|{}|{}|{}|{}|{:.17g}|{}|{}|{}|{:.17g}|{:.17g}|{:.17g}|{:.17g}|{}|{}|{}|{:.17g}",
+      p.name, p.valid_cases_per_dtype, p.max_vocab, p.max_draws, p.required_tv, p.shrink_steps,
+      p.shrink_work, p.shrink_failures, p.false_alarm_budget, p.rerun_reserve,
+      p.required_tail_change, p.draw_time_target_s, plan.seed, plan.items.size(),
+      plan.options.max_draws, plan.draw_cost_ns_per_token);
   for (const PlanItem& it : plan.items) {
-    canonical +=
-        fmt::format("|{}:{}:{}:{:.17g}:{:.17g}:{}:{}:{}:{}", it.kind, it.dtype, it.name, it.level,
-                    it.rerun_level, it.seed, it.draws, it.rerun_draws, it.subtests);
+    canonical += fmt::format("|{}:{}:{}:{:.17g}:{:.17g}:{}:{}:{}:{}:{}:{}", it.kind, it.dtype,
+                             it.name, it.level, it.rerun_level, it.seed, it.draws, it.rerun_draws,
+                             it.subtests, it.required_draws, it.draw_cap);
+    for (std::size_t k = 0; k < it.looks.size(); ++k) {
+      canonical += fmt::format(":{}@{:.17g}", it.looks[k], it.look_levels[k]);
+    }
+    for (std::size_t k = 0; k < it.rerun_looks.size(); ++k) {
+      canonical += fmt::format(":r{}@{:.17g}", it.rerun_looks[k], it.rerun_look_levels[k]);
+    }
   }
   return fmt::format("{:016x}", FixedHash(canonical));
+}
+
+std::string DescribePlan(const Plan& plan) {
+  std::string out = fmt::format(
+      "plan {} (profile {}, seed {}{}{})\n", PlanVersion(plan), plan.profile.name, plan.seed,
+      plan.options.max_draws > 0 ? fmt::format(", --max-draws {}", plan.options.max_draws) : "",
+      plan.draw_cost_ns_per_token > 0
+          ? fmt::format(", declared draw cost {:.3g} ns per token (target {:.3g} s per test)",
+                        plan.draw_cost_ns_per_token, plan.profile.draw_time_target_s)
+          : "");
+  uint64_t total = 0, required = 0, rerun = 0;
+  std::size_t capped = 0;
+  for (const PlanItem& it : plan.items) {
+    if (it.kind != "distribution" && it.kind != "tail") continue;
+    total += it.draws;
+    required += it.required_draws;
+    rerun += it.rerun_draws;
+    std::string looks;
+    for (std::size_t k = 0; k < it.looks.size(); ++k) {
+      looks += fmt::format("{}{}@{:.2g}", k ? " " : "", it.looks[k], it.look_levels[k]);
+    }
+    const bool short_of_power = it.draws < it.required_draws;
+    capped += short_of_power;
+    out += fmt::format(
+        "{:<13} {:<28} draws {:>9} (power needs {:>9}){} level {:.3g} x{} looks [{}]"
+        " re-run {}\n",
+        it.kind, it.Id(), it.draws, it.required_draws, short_of_power ? " CAPPED" : "", it.level,
+        it.subtests, looks, it.rerun_draws);
+  }
+  out += fmt::format(
+      "total planned draws of the statistical tests: {} (their power needs {}; re-runs, only "
+      "after a rejection, up to {}); {} test(s) capped short of their power (Inconclusive "
+      "unless they fail)\n",
+      total, required, rerun, capped);
+  return out;
 }
 
 }  // namespace sampcert::properties

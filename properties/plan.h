@@ -32,8 +32,33 @@ struct Profile {
   int shrink_failures = 0;           // (property, family) failures shrunk per item
   // Every tail set of TAIL-1 must detect this relative change of its mass w.p. 0.9.
   double required_tail_change = 0.2;
+  // The draw budget (issue 10): declared draw time per statistical test, in seconds. A sampler
+  // declaring its cost (draw_cost_ns_per_token) gets at most target / (cost x V) draws per test
+  // on a row of V tokens; tests that cannot reach their power with them are Inconclusive.
+  double draw_time_target_s = 20;
 };
 bool ProfileByName(const std::string& name, Profile* out);
+
+// Sequential looks (SPEC STAT-4): every distribution and tail test looks at these fractions of
+// its planned draws (the draws of look k are the first n_k of one stream) and spends its level
+// by Bonferroni over the looks in these shares (most of it at the last look, so that a correct
+// sampler pays little for the early looks).
+inline constexpr int kLooks = 4;
+inline constexpr int kLookDivisor[kLooks] = {64, 16, 4, 1};
+inline constexpr double kLookShare[kLooks] = {1.0 / 16, 1.0 / 16, 1.0 / 8, 3.0 / 4};
+// The cumulative draws of the looks of a test of n draws (strictly increasing, the last is n;
+// looks that would repeat an earlier count are left out), and the level of each look.
+std::vector<uint64_t> LookDraws(uint64_t n);
+std::vector<double> LookLevels(uint64_t n, double level);
+
+// The run's explicit choices that change the plan (REPRO-1: they are part of it).
+struct PlanOptions {
+  uint64_t max_draws = 0;  // --max-draws: per statistical test (its first run); 0 = none
+};
+
+// The declared cost of one draw per vocabulary token, in ns (0: not declared). One accessor so
+// the plan reads the declaration in one place.
+double DeclaredDrawCostNsPerToken(const adapters::SamplerInfo& info);
 
 // One unit of the plan: the deterministic properties of one dtype, or one statistical test.
 struct PlanItem {
@@ -43,8 +68,17 @@ struct PlanItem {
   double level = 0;   // its share of the false-alarm budget (statistical items)
   double rerun_level = 0;
   uint64_t seed = 0;         // the item's own seed, from the plan's seed and its name
-  uint64_t draws = 0;        // first look (statistical items)
-  uint64_t rerun_draws = 0;  // the re-run of a suspicious first look
+  uint64_t draws = 0;        // all planned draws of the first run (statistical items)
+  uint64_t rerun_draws = 0;  // the re-run after a rejection: 4x draws, from a fresh seed
+  // The sequential looks of the first run and of the re-run (cumulative draws) and each look's
+  // level (summing to level and rerun_level). DIST-3 (the deterministic item) has one look.
+  std::vector<uint64_t> looks, rerun_looks;
+  std::vector<double> look_levels, rerun_look_levels;
+  // The draws the profile's required power needs at the last look's level, before the draw
+  // budget; draws < required_draws means the budget capped the test (it is then Inconclusive
+  // unless it fails).
+  uint64_t required_draws = 0;
+  uint64_t draw_cap = 0;  // the budget's cap on this test's draws (0: none)
   // The sub-tests sharing the item's level equally (Bonferroni): distribution items run the
   // G-test, the score test on log p and the band-conditional score test; tail items one exact
   // binomial per nested tail set.
@@ -56,10 +90,17 @@ struct Plan {
   Profile profile;
   uint64_t seed = 0;
   std::vector<PlanItem> items;
+  PlanOptions options;
+  double draw_cost_ns_per_token = 0;  // the declaration the budget used
 };
 
 // The plan for a sampler's declaration. NotSupported properties are reported by the items.
-Plan MakePlan(const Profile& profile, const adapters::SamplerInfo& info, uint64_t seed);
+Plan MakePlan(const Profile& profile, const adapters::SamplerInfo& info, uint64_t seed,
+              const PlanOptions& options = {});
+
+// The plan as text, one line per statistical item (draws, looks, levels, cap) and the totals:
+// `sampcert plan` prints it.
+std::string DescribePlan(const Plan& plan);
 
 // A short hex digest of everything the plan fixes (profile, seed, items with their levels,
 // seeds and draw counts): reports carry it, merge refuses shards of different plans and diff

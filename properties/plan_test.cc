@@ -6,11 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "properties/conformance.h"
 #include "properties/generators.h"
 #include "properties/portable_random.h"
+#include "properties/statistical_item.h"
+#include "properties/statistics.h"
 #include "registry/open_sampler.h"
 #include "sampcert/reference_distribution.h"
 
@@ -37,6 +40,158 @@ TEST(Plan, VersionFollowsWhatThePlanFixes) {
     if (it.kind == "distribution" || it.kind == "tail") {
       EXPECT_GE(it.draws, 4096u) << it.Id();
       EXPECT_NE(it.seed, 0u) << it.Id();
+    }
+  }
+}
+
+// Sequential looks (STAT-4): every distribution and tail test looks at 1/64, 1/16, 1/4 and all
+// of its draws with the level split 1/16, 1/16, 1/8, 3/4; the re-run is 4x the draws with the
+// same looks at the reserve's level; the planned draws reach the profile's power at the last
+// look's share of the level.
+TEST(Plan, LooksSpendTheLevelAndTheLastLookHasThePower) {
+  auto s = registry::OpenSampler("stable_cpu");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  Profile standard;
+  ASSERT_TRUE(ProfileByName("standard", &standard));
+  const adapters::SamplerInfo& info = (*s)->info();
+  const Plan plan = MakePlan(standard, info, 1);
+  int statistical = 0;
+  for (const PlanItem& it : plan.items) {
+    if (it.kind != "distribution" && it.kind != "tail") continue;
+    ++statistical;
+    ASSERT_EQ(it.looks.size(), 4u) << it.Id();
+    ASSERT_EQ(it.look_levels.size(), 4u) << it.Id();
+    EXPECT_EQ(it.looks,
+              (std::vector<uint64_t>{it.draws / 64, it.draws / 16, it.draws / 4, it.draws}))
+        << it.Id();
+    EXPECT_EQ(it.rerun_draws, 4 * it.draws) << it.Id();
+    EXPECT_EQ(it.rerun_looks.back(), it.rerun_draws) << it.Id();
+    double sum = 0, rerun_sum = 0;
+    for (double l : it.look_levels) sum += l;
+    for (double l : it.rerun_look_levels) rerun_sum += l;
+    EXPECT_NEAR(sum, it.level, 1e-18) << it.Id();
+    EXPECT_NEAR(rerun_sum, it.rerun_level, 1e-18) << it.Id();
+    EXPECT_DOUBLE_EQ(it.look_levels.back(), 0.75 * it.level) << it.Id();
+    EXPECT_EQ(it.draws, it.required_draws) << it.Id() << ": no budget, no cap";
+    const double sub_level = it.look_levels.back() / it.subtests;
+    const std::optional<RowCase> row = PlannedRowByName(DTypeFromName(it.dtype), it.name, ~0u);
+    ASSERT_TRUE(row.has_value());
+    auto ref = ComputeReference(row->view(), info.policies);
+    ASSERT_TRUE(ref.ok());
+    if (it.kind == "tail") {
+      // Every nested set reaches the required relative change at the last look's level.
+      for (const TailSet& set : TailSets(*ref)) {
+        EXPECT_LE(DetectableShiftBinomial(it.draws, set.mass, sub_level) / set.mass,
+                  standard.required_tail_change)
+            << it.Id() << " " << set.label;
+      }
+      // Fewer draws than the former fixed 4x the profile's draws.
+      EXPECT_LT(it.draws, 4 * standard.max_draws) << it.Id();
+    } else if (!it.name.starts_with("rounding_probe") && it.draws < standard.max_draws) {
+      const Cells cells = MakeCells(ref->probs, it.draws);
+      if (cells.probability.size() >= 3) {
+        EXPECT_LE(
+            DetectableTv(static_cast<double>(cells.probability.size()) - 1, sub_level, it.draws),
+            standard.required_tv)
+            << it.Id();
+      }
+    }
+  }
+  EXPECT_GT(statistical, 30);
+}
+
+// The draw budget: --max-draws caps every statistical test's draws (the re-run draws 4x the
+// capped count), keeps what the power needs in the plan, and changes the plan's version.
+TEST(Plan, MaxDrawsCapsEveryTestAndChangesTheVersion) {
+  auto s = registry::OpenSampler("stable_cpu");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  Profile standard;
+  ASSERT_TRUE(ProfileByName("standard", &standard));
+  const adapters::SamplerInfo& info = (*s)->info();
+  const Plan full = MakePlan(standard, info, 1);
+  PlanOptions options;
+  options.max_draws = 20000;
+  const Plan capped = MakePlan(standard, info, 1, options);
+  EXPECT_NE(PlanVersion(full), PlanVersion(capped));
+  ASSERT_EQ(full.items.size(), capped.items.size());
+  int short_of_power = 0;
+  for (std::size_t i = 0; i < capped.items.size(); ++i) {
+    const PlanItem& a = full.items[i];
+    const PlanItem& b = capped.items[i];
+    if (b.kind != "distribution" && b.kind != "tail") continue;
+    EXPECT_EQ(b.required_draws, a.required_draws) << b.Id();
+    EXPECT_EQ(b.draw_cap, 20000u) << b.Id();
+    EXPECT_EQ(b.draws, std::min<uint64_t>(a.required_draws, 20000)) << b.Id();
+    EXPECT_EQ(b.rerun_draws, 4 * b.draws) << b.Id();
+    short_of_power += b.draws < b.required_draws;
+  }
+  EXPECT_GT(short_of_power, 10);
+  EXPECT_NE(DescribePlan(capped).find("CAPPED"), std::string::npos);
+  EXPECT_EQ(DescribePlan(full).find("CAPPED"), std::string::npos);
+}
+
+// A declared draw cost (ABI MINOR 1) caps each test at the profile's draw-time target over
+// (cost x V) of its row; with --max-draws too, the smaller cap wins. Nothing is measured.
+TEST(Plan, DeclaredDrawCostCapsByVocabulary) {
+  auto s = registry::OpenSampler("stable_cpu");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  Profile standard;
+  ASSERT_TRUE(ProfileByName("standard", &standard));
+  adapters::SamplerInfo info = (*s)->info();
+  const Plan free_plan = MakePlan(standard, info, 1);
+  info.policies.draw_cost_ns_per_token = 16;
+  const Plan costed = MakePlan(standard, info, 1);
+  EXPECT_NE(PlanVersion(free_plan), PlanVersion(costed));
+  PlanOptions options;
+  options.max_draws = 100000;
+  const Plan both = MakePlan(standard, info, 1, options);
+  int capped = 0;
+  for (std::size_t i = 0; i < costed.items.size(); ++i) {
+    const PlanItem& it = costed.items[i];
+    if (it.kind != "distribution" && it.kind != "tail") continue;
+    const auto row = PlannedRowByName(DTypeFromName(it.dtype), it.name, ~0u);
+    ASSERT_TRUE(row.has_value());
+    const auto cap = static_cast<uint64_t>(
+        std::floor(standard.draw_time_target_s * 1e9 / (16.0 * static_cast<double>(row->vocab()))));
+    EXPECT_EQ(it.draw_cap, cap) << it.Id();
+    EXPECT_EQ(it.draws, std::min(it.required_draws, cap)) << it.Id();
+    EXPECT_EQ(both.items[i].draws, std::min({it.required_draws, cap, uint64_t{100000}})) << it.Id();
+    capped += it.draws < it.required_draws;
+  }
+  // wide_V32768 (38,146 of ~250k) and deep_tail_V180001 (6,944 of ~1M) in each dtype.
+  EXPECT_GE(capped, 4);
+  // A cost of 0 declares nothing and caps nothing.
+  info.policies.draw_cost_ns_per_token = 0;
+  EXPECT_EQ(PlanVersion(MakePlan(standard, info, 1)), PlanVersion(free_plan));
+}
+
+// A capped test that cannot reach the profile's power runs its capped draws and is
+// Inconclusive, never Pass, and says why; an uncapped one passes.
+TEST(Plan, CappedTestIsInconclusiveNeverPass) {
+  auto s = registry::OpenSampler("stable_cpu");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  Profile standard;
+  ASSERT_TRUE(ProfileByName("standard", &standard));
+  PlanOptions options;
+  options.max_draws = 20000;
+  for (const char* name : {"f32/llm_like_V1000", "f32/deep_tail_V180001"}) {
+    for (const bool cap : {false, true}) {
+      const Plan plan = MakePlan(standard, (*s)->info(), 1, cap ? options : PlanOptions{});
+      const PlanItem* item = nullptr;
+      for (const PlanItem& it : plan.items) {
+        if (it.Id() == name) item = &it;
+      }
+      ASSERT_NE(item, nullptr) << name;
+      const std::vector<results::TestResult> r = RunItem(**s, "stable_cpu", plan, *item, -1);
+      ASSERT_EQ(r.size(), 1u);
+      if (cap) {
+        EXPECT_EQ(r[0].status, results::Status::kInconclusive) << name << ": " << r[0].note;
+        EXPECT_NE(r[0].note.find("draw budget capped this test at 20000 draws"), std::string::npos)
+            << r[0].note;
+        EXPECT_EQ(r[0].draws, 20000u) << name;
+      } else {
+        EXPECT_EQ(r[0].status, results::Status::kPass) << name << ": " << r[0].note;
+      }
     }
   }
 }

@@ -5,12 +5,14 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "adapters/sampler.h"
 #include "properties/plan.h"
 #include "properties/row_case.h"
+#include "properties/statistics.h"
 #include "results/test_result.h"
 #include "sampcert/error.h"
 #include "sampcert/reference_distribution.h"
@@ -27,9 +29,41 @@ std::string StatisticalProperty(const PlanItem& item, const std::optional<RowCas
 Expected<std::vector<int64_t>> Draw(adapters::Sampler& sampler, const RowCase& row, uint64_t seed,
                                     uint64_t n);
 
+// Appends draws tokens->size() .. n-1 of the (seed, row) stream to `tokens`: the draws of a
+// later look extend those of the earlier ones (one stream, SPEC STAT-4).
+std::optional<Error> DrawMore(adapters::Sampler& sampler, const RowCase& row, uint64_t seed,
+                              uint64_t n, std::vector<int64_t>* tokens);
+
 // Marks `r` failed with the message and the item's reproduction command.
 void FailItem(results::TestResult& r, std::string message, const RowCase& row,
               const std::string& sampler_arg, const Plan& plan, const PlanItem& item);
+
+// One look of a distribution test (STAT-3) on draws against the null (the reference
+// renormalized over the kept set): the G-test on cells fixed for this many draws, the score test
+// on log p and the band-conditional score test, each p-value from one call; p_value is the
+// Bonferroni-adjusted `subtests` x the smallest. Tokens must all have null probability > 0.
+struct DistributionLook {
+  GofResult g;
+  ScoreResult score, band;
+  bool has_score = false, has_band = false;
+  double p_value = 1;
+  std::string worst;                   // which sub-test
+  double score_var = 0, band_var = 0;  // per draw, under the null
+};
+DistributionLook EvaluateDistributionLook(std::span<const int64_t> tokens,
+                                          std::span<const long double> null, int subtests);
+
+// The sequential looks of one run of a test (SPEC STAT-4): look k tests the first looks[k]
+// draws at levels[k]; evaluate(n) returns the adjusted p-value of the first n draws. The index
+// of the first look that rejects, or -1 when none does (every look ran).
+template <typename Evaluate>
+int FirstRejectingLook(const std::vector<uint64_t>& looks, const std::vector<double>& levels,
+                       Evaluate&& evaluate) {
+  for (std::size_t k = 0; k < looks.size(); ++k) {
+    if (evaluate(looks[k]) < levels[k]) return static_cast<int>(k);
+  }
+  return -1;
+}
 
 std::vector<results::TestResult> RunDistribution(adapters::Sampler& sampler,
                                                  const std::string& sampler_arg, const Plan& plan,

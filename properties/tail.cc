@@ -2,8 +2,8 @@
 // tail set (fixed from the reference before drawing) against its reference mass, one exact
 // binomial per set at an equal share of the item's level (a set never drawn is the zero-count
 // test, 2 (1 - m)^n). Power is stated as the relative change of each set's mass detected with
-// probability 0.9; a set short of the profile's required change makes the item Inconclusive. A
-// suspicious first look is re-run from a fresh seed at the reserve's level, like DIST-1.
+// probability 0.9; a set short of the profile's required change makes the item Inconclusive.
+// Sequential looks and the re-run after a rejection follow the one rule of every test (STAT-4).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -63,91 +63,140 @@ std::vector<TestResult> RunTail(adapters::Sampler& sampler, const std::string& s
   struct Look {
     double p_value = 1;  // Bonferroni-adjusted over the sets
     std::size_t worst = 0;
+    uint64_t n = 0;
     std::vector<uint64_t> counts;
   };
-  auto look = [&](uint64_t seed, uint64_t n, Look* out) -> std::optional<std::string> {
-    auto tokens = Draw(sampler, row, seed, n);
-    if (!tokens.ok()) return "sampler error: " + tokens.error().message;
-    out->counts.assign(sets.size(), 0);
-    for (int64_t t : *tokens) {
-      if (t < 0 || static_cast<std::size_t>(t) >= row.vocab()) {
-        return fmt::format("RANGE-1: drew token id {} outside [0, {})", t, row.vocab());
-      }
-      for (std::size_t s = 0; s < sets.size(); ++s) out->counts[s] += sets[s].member[t];
-    }
-    out->p_value = 1;
-    for (std::size_t s = 0; s < sets.size(); ++s) {
-      const double p = std::min(1.0, share * BinomialTwoSided(out->counts[s], n, sets[s].mass));
-      if (p < out->p_value) {
-        out->p_value = p;
-        out->worst = s;
-      }
-    }
-    return std::nullopt;
+  struct Run {
+    int rejected = -1;  // the look that rejected, -1: none
+    Look last;          // the last look evaluated
   };
-  auto describe = [&](const Look& l, uint64_t n) {
+  // One run: the sequential looks on one stream of draws; each look counts its new draws into
+  // the tail sets and tests every set's count so far (one exact binomial each).
+  auto run = [&](uint64_t seed, const std::vector<uint64_t>& looks,
+                 const std::vector<double>& levels, Run* out) -> std::optional<std::string> {
+    std::vector<int64_t> tokens;
+    std::optional<std::string> error;
+    out->last.counts.assign(sets.size(), 0);
+    out->rejected = FirstRejectingLook(looks, levels, [&](uint64_t n) {
+      const std::size_t counted = tokens.size();
+      if (auto err = DrawMore(sampler, row, seed, n, &tokens)) {
+        error = "sampler error: " + err->message;
+        return -1.0;
+      }
+      Look& l = out->last;
+      for (std::size_t i = counted; i < tokens.size(); ++i) {
+        const int64_t t = tokens[i];
+        if (t < 0 || static_cast<std::size_t>(t) >= row.vocab()) {
+          error = fmt::format("RANGE-1: drew token id {} outside [0, {})", t, row.vocab());
+          return -1.0;
+        }
+        for (std::size_t s = 0; s < sets.size(); ++s) {
+          l.counts[s] += sets[s].member[static_cast<std::size_t>(t)];
+        }
+      }
+      l.n = tokens.size();
+      l.p_value = 1;
+      for (std::size_t s = 0; s < sets.size(); ++s) {
+        const double p = std::min(1.0, share * BinomialTwoSided(l.counts[s], l.n, sets[s].mass));
+        if (p < l.p_value) {
+          l.p_value = p;
+          l.worst = s;
+        }
+      }
+      return l.p_value;
+    });
+    return error;
+  };
+  auto describe = [&](const Look& l) {
     std::string d;
     for (std::size_t s = 0; s < sets.size(); ++s) {
       d += fmt::format("{}{} ({} tokens, mass {:.3g}): drew {} of {}, expected {:.1f}",
-                       s ? "; " : "", sets[s].label, sets[s].tokens, sets[s].mass, l.counts[s], n,
-                       sets[s].mass * static_cast<double>(n));
+                       s ? "; " : "", sets[s].label, sets[s].tokens, sets[s].mass, l.counts[s], l.n,
+                       sets[s].mass * static_cast<double>(l.n));
     }
     return d;
   };
-  auto fill = [&](const Look& l, uint64_t n) {
-    r.draws = n;
+  auto look_name = [](const std::vector<uint64_t>& looks, int k) {
+    return fmt::format("look {} of {} ({} draws)", k + 1, looks.size(),
+                       looks[static_cast<std::size_t>(k)]);
+  };
+  auto fill = [&](const Look& l) {
     r.p_value = l.p_value;
     r.observed.clear();
     r.expected.clear();
     r.worst_error = 0;
     for (std::size_t s = 0; s < sets.size(); ++s) {
       r.observed.push_back(static_cast<double>(l.counts[s]));
-      r.expected.push_back(sets[s].mass * static_cast<double>(n));
+      r.expected.push_back(sets[s].mass * static_cast<double>(l.n));
       r.worst_error = std::max(r.worst_error,
                                std::fabs(static_cast<double>(l.counts[s]) / r.expected.back() - 1));
     }
   };
-  Look first;
-  if (auto err = look(item.seed, item.draws, &first)) {
+  Run first;
+  if (auto err = run(item.seed, item.looks, item.look_levels, &first)) {
     FailItem(r, *err, row, sampler_arg, plan, item);
     return {r};
   }
-  fill(first, item.draws);
-  if (first.p_value < item.level) {
-    Look second;
-    if (auto err = look(Mix(item.seed, 1), item.rerun_draws, &second)) {
+  fill(first.last);
+  r.draws = first.last.n;
+  Run stated = first;
+  uint64_t stated_n = item.draws;
+  double stated_level = item.look_levels.back();
+  if (first.rejected >= 0) {
+    // A look rejected: the re-run rule of every test (SPEC STAT-4).
+    Run second;
+    if (auto err = run(Mix(item.seed, 1), item.rerun_looks, item.rerun_look_levels, &second)) {
       FailItem(r, *err, row, sampler_arg, plan, item);
       return {r};
     }
-    if (second.p_value < item.rerun_level) {
-      fill(second, item.rerun_draws);
+    r.draws = first.last.n + second.last.n;
+    const std::size_t fk = static_cast<std::size_t>(first.rejected);
+    if (second.rejected >= 0) {
+      fill(second.last);
+      const std::size_t sk = static_cast<std::size_t>(second.rejected);
       FailItem(r,
-               fmt::format("tail mass off: {} (worst: {}, adjusted p = {:.3g} < {:.3g}; first "
-                           "look p = {:.3g} < {:.3g})",
-                           describe(second, item.rerun_draws), sets[second.worst].label,
-                           second.p_value, item.rerun_level, first.p_value, item.level),
+               fmt::format(
+                   "tail mass off ({} draws in all): re-run {}: {} (worst: {}, adjusted p "
+                   "= {:.3g} < {:.3g}; first run {}: p = {:.3g} < {:.3g})",
+                   r.draws, look_name(item.rerun_looks, second.rejected), describe(second.last),
+                   sets[second.last.worst].label, second.last.p_value, item.rerun_look_levels[sk],
+                   look_name(item.looks, first.rejected), first.last.p_value, item.look_levels[fk]),
                row, sampler_arg, plan, item);
       return {r};
     }
     r.note = fmt::format(
-        "first look p = {:.3g} below the level; the re-run ({} draws) gave p = {:.3g}. ",
-        first.p_value, item.rerun_draws, second.p_value);
+        "first run {} gave p = {:.3g} below its level {:.3g}; the re-run ({} draws) passed every "
+        "look (last p = {:.3g}). ",
+        look_name(item.looks, first.rejected), first.last.p_value, item.look_levels[fk],
+        second.last.n, second.last.p_value);
+    stated = second;
+    stated_n = item.rerun_draws;
+    stated_level = item.rerun_look_levels.back();
   }
-  // Power: the relative change of each set's mass detected w.p. 0.9 at the set's level.
+  // Power at the last look: the relative change of each set's mass detected w.p. 0.9 at the
+  // set's share of the last look's level.
   double worst_change = 0;
   std::string power;
   for (std::size_t s = 0; s < sets.size(); ++s) {
-    const double shift = DetectableShiftBinomial(item.draws, sets[s].mass, item.level / share);
+    const double shift = DetectableShiftBinomial(stated_n, sets[s].mass, stated_level / share);
     const double change = shift / sets[s].mass;
     worst_change = std::max(worst_change, change);
     if (s == 0) r.power_tv = shift;
     power += fmt::format("{}{} {:.3g}", s ? ", " : "", sets[s].label, change);
   }
-  r.note += fmt::format("{}. Detects w.p. 0.9 a relative change of each tail's mass: {}",
-                        describe(first, item.draws), power);
+  r.note += fmt::format(
+      "{} looks, last ({} draws): {}. Detects w.p. 0.9 a relative change of each tail's mass: {}",
+      item.looks.size(), stated_n, describe(stated.last), power);
   if (worst_change > plan.profile.required_tail_change) {
     r.status = Status::kInconclusive;
-    r.note += fmt::format(" (the profile requires {:.3g})", plan.profile.required_tail_change);
+    r.note += fmt::format(" (the profile requires {:.3g}", plan.profile.required_tail_change);
+    if (item.draws < item.required_draws) {
+      r.note += fmt::format(
+          "; the draw budget capped this test at {} draws, its power needs {}: raise --max-draws "
+          "or lower the declared draw cost to reach it",
+          item.draws, item.required_draws);
+    }
+    r.note += ")";
   }
   return {r};
 }

@@ -111,7 +111,9 @@ TEST(Runner, DescribeNamesWhyASamplerCannotBeLoaded) {
 
 // The parent accepts exactly the results the plan requires, with the item's nonce.
 TEST(Runner, WorkerMessagesAreCheckedAgainstThePlannedKeys) {
-  PlanItem item{"deterministic", "f32", "", 0, 0};
+  PlanItem item;
+  item.kind = "deterministic";
+  item.dtype = "f32";
   adapters::SamplerInfo info;
   info.name = "fake";
   const nlohmann::json declared = InfoToJson(info);

@@ -60,6 +60,10 @@ run_case opt.case_with_statistical_item 2 "$sampcert" "${S[@]}" --item f32/flat_
 run_case opt.item_timeout_0 2 "$sampcert" "${S[@]}" --item-timeout 0 --out "$work/o3"
 run_case opt.item_timeout_negative 2 "$sampcert" "${S[@]}" --item-timeout -5 --out "$work/o3"
 run_case opt.item_timeout_nan 2 "$sampcert" "${S[@]}" --item-timeout nan --out "$work/o3"
+run_case opt.max_draws_0 2 "$sampcert" "${S[@]}" --max-draws 0 --out "$work/o3"
+run_case opt.max_draws_negative 2 "$sampcert" "${S[@]}" --max-draws -5 --out "$work/o3"
+run_case opt.max_draws_text 2 "$sampcert" "${S[@]}" --max-draws lots --out "$work/o3"
+run_case opt.plan_max_draws_0 2 "$sampcert" plan --sampler stable_cpu --max-draws 0
 run_case opt.shard_trailing 2 "$sampcert" "${S[@]}" --shard 1/2x --out "$work/o4"
 run_case opt.shard_leading_zero 2 "$sampcert" "${S[@]}" --shard 01/2 --out "$work/o4"
 run_case opt.shard_out_of_range 2 "$sampcert" "${S[@]}" --shard 2/2 --out "$work/o4"
