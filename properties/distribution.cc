@@ -54,6 +54,8 @@ std::vector<TestResult> RunDistribution(adapters::Sampler& sampler, const std::s
     double p_value = 1;  // Bonferroni-adjusted: share x the smallest sub-test p-value
     std::string worst;   // which sub-test
     double score_var = 0, band_var = 0;  // per draw
+    double score_tol = 0, band_tol = 0;  // the mean shift the declared class admits, per draw
+    bool tolerant = false;               // the null admits the class's tolerance (TOL-7)
   };
   auto run_test = [&](uint64_t test_seed, uint64_t draws,
                       Look* look) -> std::optional<std::string> {
@@ -79,7 +81,10 @@ std::vector<TestResult> RunDistribution(adapters::Sampler& sampler, const std::s
       }
     }
     const Cells c = MakeCells(*null, draws);
-    look->g = GTest(*tokens, c);
+    // bf16 / fp16 classes: the null admits the class's tolerance (empty for fp32: the reference).
+    const std::vector<double> tol = NullTolerance(*null, ref->log_weights, info.policies.accuracy);
+    look->tolerant = !tol.empty();
+    look->g = GTest(*tokens, c, tol);
     look->p_value = std::min(1.0, share * look->g.p_value);
     look->worst = "G-test";
     // The score test on log p (power against a temperature error) and the band-conditional
@@ -92,8 +97,8 @@ std::vector<TestResult> RunDistribution(adapters::Sampler& sampler, const std::s
       sum_band += s.band[static_cast<std::size_t>(t)];
     }
     const double nd = static_cast<double>(draws);
-    auto test = [&](const std::vector<double>& y, double sum, double var, ScoreResult* out,
-                    const char* name) {
+    auto test = [&](const std::vector<double>& y, double sum, double var, double* tol_out,
+                    ScoreResult* out, const char* name) {
       // A statistic with (numerically) no variance carries no information: left out.
       if (!(var > 1e-12)) return false;
       std::vector<double> values, probs;
@@ -104,7 +109,8 @@ std::vector<TestResult> RunDistribution(adapters::Sampler& sampler, const std::s
         }
       }
       const ScoreComponent comp{nd, std::move(values), std::move(probs)};
-      *out = ScoreTest(std::span(&comp, 1), sum);
+      *tol_out = ScoreMeanTolerance(y, *null, tol);
+      *out = ScoreTest(std::span(&comp, 1), sum, nd * *tol_out);
       const double p = std::min(1.0, share * out->p_value);
       if (p < look->p_value) {
         look->p_value = p;
@@ -114,8 +120,9 @@ std::vector<TestResult> RunDistribution(adapters::Sampler& sampler, const std::s
     };
     look->score_var = s.score_var;
     look->band_var = s.band_var;
-    look->has_score = test(s.score, sum_score, s.score_var, &look->score, "score test on log p");
-    look->has_band = test(s.band, sum_band, s.band_var, &look->band,
+    look->has_score = test(s.score, sum_score, s.score_var, &look->score_tol, &look->score,
+                           "score test on log p");
+    look->has_band = test(s.band, sum_band, s.band_var, &look->band_tol, &look->band,
                           "band-conditional score test on log p - E[log p | band]");
     return std::nullopt;
   };
@@ -171,29 +178,49 @@ std::vector<TestResult> RunDistribution(adapters::Sampler& sampler, const std::s
   // Power, stated against named alternatives (each at its sub-test's level, w.p. 0.9).
   const double nd = static_cast<double>(n);
   if (g.cells >= 3) {
-    r.power_tv = DetectableTv(g.df, sub_level, n);
+    r.power_tv = DetectableTv(g.df, sub_level, n, g.delta);
   } else if (g.cells == 2) {
     const double total = g.expected[0] + g.expected[1];
-    r.power_tv = total > 0 ? DetectableShiftBinomial(n, g.expected[0] / total, sub_level) : 1;
+    r.power_tv = !(total > 0)     ? 1
+                 : first.tolerant ? DetectableShiftBinomial(n, g.expected[0] / total, sub_level,
+                                                            g.interval_lo, g.interval_hi)
+                                  : DetectableShiftBinomial(n, g.expected[0] / total, sub_level);
   } else {
     // A point mass: any other token drawn is an exact failure, missed only if none of n draws
     // lands on it.
     r.power_tv = 1 - PortableExp(PortableLog(0.1) / nd);
+  }
+  if (first.tolerant) {
+    r.note += fmt::format("Null admits the {} class's tolerance (chi-square radius {:.3g}{}). ",
+                          AccuracyName(info.policies.accuracy), g.delta,
+                          g.cells == 2 ? fmt::format(", cell 0 mass in [{:.6g}, {:.6g}]",
+                                                     g.interval_lo, g.interval_hi)
+                                       : std::string());
   }
   r.note += fmt::format("{}. Detects w.p. 0.9: TV {:.3g} on its {} cell(s)", describe(first),
                         r.power_tv, g.cells);
   if (first.has_score) {
     r.note += fmt::format(
         "; a temperature error of {:.3g}%",
-        100 * DetectableMeanShift(nd * first.score_var, sub_level) / (nd * first.score_var));
+        100 * DetectableMeanShift(nd * first.score_var, sub_level, nd * first.score_tol) /
+            (nd * first.score_var));
   }
   if (first.has_band) {
-    r.note += fmt::format("; a shift of E[log p | band] by {:.3g} nats inside the bands",
-                          DetectableMeanShift(nd * first.band_var, sub_level) / nd);
+    r.note +=
+        fmt::format("; a shift of E[log p | band] by {:.3g} nats inside the bands",
+                    DetectableMeanShift(nd * first.band_var, sub_level, nd * first.band_tol) / nd);
   }
-  if (r.power_tv > plan.profile.required_tv) {
+  const double required_tv = RequiredTv(plan, item);
+  r.note += fmt::format("; powered for TV {:.3g}", required_tv);
+  if (required_tv != plan.profile.required_tv) {
+    r.note += fmt::format(
+        " (the {} class's requirement: the profile's {:.3g} is out of reach "
+        "under its tolerance)",
+        AccuracyName(info.policies.accuracy), plan.profile.required_tv);
+  }
+  if (r.power_tv > required_tv) {
     r.status = Status::kInconclusive;
-    r.note += fmt::format(" (the profile requires TV {:.3g})", plan.profile.required_tv);
+    r.note += fmt::format(" (requires TV {:.3g})", required_tv);
   }
   return {r};
 }

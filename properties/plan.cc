@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "properties/portable_random.h"
@@ -17,7 +18,38 @@ namespace {
 
 uint32_t DTypeCap(DType d) { return 1u << static_cast<int>(d); }
 
+// x rounded up to two significant digits (after a 1e-6 relative margin, so that the run's own
+// computation of the same quantity never lands above it), with basic IEEE operations only: the
+// plan must be the same on every machine (REPRO-1).
+double RoundUpTwoDigits(double x) {
+  if (!(x > 0) || !std::isfinite(x)) return x;
+  x *= 1 + 1e-6;
+  double scale = 1;
+  while (x >= 100 * scale) scale *= 10;
+  while (x < 10 * scale) scale /= 10;
+  return std::ceil(x / scale) * scale;
+}
+
+// bf16 round-to-nearest-even of a probability (the precision probe's target alternative).
+double RoundBf16(double p) {
+  float f = static_cast<float>(p);
+  uint32_t u = 0;
+  std::memcpy(&u, &f, sizeof u);
+  u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+  std::memcpy(&f, &u, sizeof f);
+  return static_cast<double>(f);
+}
+
 }  // namespace
+
+double RequiredTv(const Plan& plan, const PlanItem& item) {
+  return item.required_tv > 0 ? item.required_tv : plan.profile.required_tv;
+}
+
+double RequiredTailChange(const Plan& plan, const PlanItem& item) {
+  return item.required_tail_change > 0 ? item.required_tail_change
+                                       : plan.profile.required_tail_change;
+}
 
 DType DTypeFromName(const std::string& s) {
   return s == "f16" ? DType::kF16 : s == "bf16" ? DType::kBF16 : DType::kF32;
@@ -237,7 +269,24 @@ Plan MakePlan(const Profile& profile, const adapters::SamplerInfo& info, uint64_
           PlannedRowByName(DTypeFromName(it.dtype), it.name, info.capabilities);
       if (!row) continue;
       const Expected<ReferenceDistribution> ref = ComputeReference(row->view(), info.policies);
-      if (ref.ok()) it.subtests = std::max<int>(1, static_cast<int>(TailSets(*ref).size()));
+      if (!ref.ok()) continue;
+      const std::vector<TailSet> sets = TailSets(*ref);
+      it.subtests = std::max<int>(1, static_cast<int>(sets.size()));
+      // bf16 / fp16: each set's null is an interval of masses (TOL-6); where that puts the
+      // profile's relative change out of reach at these draws, the item is held to (and states)
+      // what they reach under the class's null.
+      const std::vector<double> tol =
+          NullTolerance(ref->probs, ref->log_weights, info.policies.accuracy);
+      if (tol.empty() || sets.empty()) continue;
+      const double set_level = it.level / static_cast<double>(sets.size());
+      double worst = 0;
+      const std::vector<std::pair<double, double>> intervals = TailIntervals(sets, tol);
+      for (std::size_t s = 0; s < sets.size(); ++s) {
+        worst = std::max(worst, DetectableShiftBinomial(it.draws, sets[s].mass, set_level,
+                                                        intervals[s].first, intervals[s].second) /
+                                    sets[s].mass);
+      }
+      if (worst > profile.required_tail_change) it.required_tail_change = RoundUpTwoDigits(worst);
       continue;
     }
     it.subtests = 3;
@@ -249,6 +298,7 @@ Plan MakePlan(const Profile& profile, const adapters::SamplerInfo& info, uint64_
       if (!ref.ok()) break;  // the item reports NotSupported
       // At a boundary the sampler may keep every may-keep token, adding cells: plan the draws
       // for the larger of the two cell sets.
+      std::vector<long double> planned_null = ref->probs;
       Cells cells = MakeCells(ref->probs, profile.max_draws);
       std::vector<uint8_t> all_kept(ref->keep.size(), 0);
       for (std::size_t i = 0; i < all_kept.size(); ++i) {
@@ -256,13 +306,62 @@ Plan MakePlan(const Profile& profile, const adapters::SamplerInfo& info, uint64_
       }
       if (auto wide = ref->RenormalizedOver(all_kept); wide.ok()) {
         Cells more = MakeCells(*wide, profile.max_draws);
-        if (more.probability.size() > cells.probability.size()) cells = std::move(more);
+        if (more.probability.size() > cells.probability.size()) {
+          cells = std::move(more);
+          planned_null = *wide;
+        }
+      }
+      // bf16 / fp16: the null admits the class's tolerance (TOL-7): a chi-square radius for
+      // the G-test, an interval of masses for a two-cell test. Empty (fp32): the reference.
+      const std::vector<double> tol =
+          NullTolerance(planned_null, ref->log_weights, info.policies.accuracy);
+      const bool tolerant = !tol.empty();
+      const double delta = ChiSquareRadius(cells, tol);
+      std::pair<double, double> interval{0, 0};
+      if (cells.probability.size() == 2) {
+        const double total = cells.probability[0] + cells.probability[1];
+        double e0 = 0, e1 = 0;
+        for (std::size_t i = 0; i < tol.size(); ++i) {
+          (cells.cell_of[i] == 0 ? e0 : e1) += cells.cell_of[i] >= 0 ? tol[i] : 0;
+        }
+        interval = AdmissibleMass(cells.probability[0] / total, e0, e1);
       }
       const double df = static_cast<double>(cells.probability.size()) - 1;
       const double g_level = it.level / it.subtests;  // the G-test's share of the item's level
       if (it.name.starts_with("rounding_probe")) {
-        // The precision probe's target is far below the profile's TV: 16x its draws.
+        // The precision probe's target is far below the profile's TV: 16x its draws. Under a
+        // tolerant class whose interval excludes the probe's bf16 rounding (fp16), as many more
+        // (up to 64x) as detecting that rounding beyond the interval w.p. 0.9 needs.
         it.draws = 16 * profile.max_draws;
+        if (tolerant && cells.probability.size() == 2) {
+          const double b0 = RoundBf16(cells.probability[0]), b1 = RoundBf16(cells.probability[1]);
+          const double target = b0 / (b0 + b1);
+          if (target < interval.first || target > interval.second) {
+            while (it.draws < 64 * profile.max_draws &&
+                   BinomialIntervalPower(it.draws, interval.first, interval.second, target,
+                                         g_level) < 0.9) {
+              it.draws *= 2;
+            }
+          }
+        }
+      } else if (tolerant && cells.probability.size() == 2) {
+        const double p0 = cells.probability[0] / (cells.probability[0] + cells.probability[1]);
+        auto detects = [&](uint64_t n) {
+          return DetectableShiftBinomial(n, p0, g_level, interval.first, interval.second);
+        };
+        it.draws = 4096;
+        while (it.draws < profile.max_draws && detects(it.draws) > profile.required_tv) {
+          it.draws *= 2;
+        }
+        it.draws = std::min(it.draws, profile.max_draws);
+        const double reached = detects(it.draws);
+        if (reached > profile.required_tv) it.required_tv = RoundUpTwoDigits(reached);
+      } else if (tolerant && delta > 0) {
+        const uint64_t needed = DrawsForTv(df, g_level, profile.required_tv, delta);
+        it.draws = std::min(profile.max_draws, std::max<uint64_t>(needed, 4096));
+        if (needed > profile.max_draws) {
+          it.required_tv = RoundUpTwoDigits(DetectableTv(df, g_level, it.draws, delta));
+        }
       } else if (cells.probability.size() == 2) {
         // Two cells: the exact binomial's own power, doubling the draws until it suffices.
         const double p0 = cells.probability[0] / (cells.probability[0] + cells.probability[1]);
@@ -293,6 +392,10 @@ std::string PlanVersion(const Plan& plan) {
     canonical +=
         fmt::format("|{}:{}:{}:{:.17g}:{:.17g}:{}:{}:{}:{}", it.kind, it.dtype, it.name, it.level,
                     it.rerun_level, it.seed, it.draws, it.rerun_draws, it.subtests);
+    // Per-class requirements (TOL-7) only where set, so that fp32 plans keep their digests.
+    if (it.required_tv > 0 || it.required_tail_change > 0) {
+      canonical += fmt::format(":{:.17g}:{:.17g}", it.required_tv, it.required_tail_change);
+    }
   }
   return fmt::format("{:016x}", FixedHash(canonical));
 }
