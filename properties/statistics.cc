@@ -75,18 +75,25 @@ double ChiSquareRadius(const Cells& cells, std::span<const double> token_error) 
     total_p += cells.probability[c];
     total_e += e[c];
   }
-  // Each term at its own worst end: an upper bound of the joint maximum (the cells' deviations
-  // must also sum to 0, which only lowers it). Merging cells never raises it (Cauchy-Schwarz),
-  // so a bound on fine cells also bounds the coarser cells of fewer draws.
-  double delta = 0;
+  // Two upper bounds of the joint maximum; the smaller is the radius. Both only grow when cells
+  // are split (Cauchy-Schwarz), so a bound on fine cells also bounds the coarser cells that
+  // fewer draws make.
+  // (1) With reported cell masses P_c + d_c (|d_c| <= E_c), s = sum d_c and Q_c = (P_c + d_c) /
+  //     (1 + s): sum (Q_c - P_c)^2 / P_c = (sum d_c^2 / P_c - s^2) / (1 + s)^2
+  //     <= sum E_c^2 / P_c / (1 - sum E_c)^2.
+  // (2) Each term at its own worst end (AdmissibleMass), tighter when one cell's error is
+  //     most of the total.
+  double joint = 0, separate = 0;
   for (std::size_t c = 0; c < e.size(); ++c) {
     const double p = cells.probability[c] / total_p;
     if (!(p > 0)) continue;
+    joint += e[c] * e[c] / p;
     const auto [lo, hi] = AdmissibleMass(p, e[c], total_e - e[c]);
     const double d = std::max(hi - p, p - lo);
-    delta += d * d / p;
+    separate += d * d / p;
   }
-  return delta;
+  if (total_e < 1) joint /= (1 - total_e) * (1 - total_e);
+  return total_e < 1 ? std::min(joint, separate) : separate;
 }
 
 double ChiSquareUpper(double statistic, double df, double lambda) {
