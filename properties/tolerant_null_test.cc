@@ -11,10 +11,10 @@
 #include <span>
 #include <vector>
 
+#include "adapters/sampler.h"
 #include "properties/plan.h"
 #include "properties/statistical_item.h"
 #include "properties/statistics.h"
-#include "registry/open_sampler.h"
 #include "sampcert/reference_sampler.h"
 #include "sampcert/sampler_abi.h"
 #include "sampcert/tolerance.h"
@@ -294,12 +294,13 @@ TEST(Calibration, IntervalBinomialHasExactSizeAtItsEnds) {
 // A per-class requirement where the class's tolerance puts the profile's out of reach, stated
 // in the plan; the fp32 plan is unchanged.
 TEST(TolerantNull, PlanStatesPerClassRequirements) {
-  auto s = registry::OpenSampler("stable_cpu");
-  ASSERT_TRUE(s.ok()) << s.error().message;
   Profile standard;
   ASSERT_TRUE(ProfileByName("standard", &standard));
-  adapters::SamplerInfo info = (*s)->info();
-  info.capabilities &= ~static_cast<uint32_t>(SAMPCERT_CAP_F16 | SAMPCERT_CAP_BF16);
+  // A declaration like the test plug-ins': f32 rows, greedy, truncation and masks.
+  adapters::SamplerInfo info;
+  info.capabilities = SAMPCERT_CAP_F32 | SAMPCERT_CAP_TEMPERATURE_ZERO | SAMPCERT_CAP_TOP_K |
+                      SAMPCERT_CAP_TOP_P | SAMPCERT_CAP_MIN_P | SAMPCERT_CAP_MASK;
+  info.policies.greedy_tie_break = GreedyTieBreak::kLowestIndex;
   info.policies.accuracy = AccuracyClass::kF32;
   const Plan fp32 = MakePlan(standard, info, 1);
   info.policies.accuracy = AccuracyClass::kF16;
