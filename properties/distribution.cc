@@ -21,11 +21,13 @@ using results::Status;
 using results::TestResult;
 
 DistributionLook EvaluateDistributionLook(std::span<const int64_t> tokens,
-                                          std::span<const long double> null, int subtests) {
+                                          std::span<const long double> null, int subtests,
+                                          std::span<const double> token_error) {
   const double share = static_cast<double>(std::max(1, subtests));
   DistributionLook look;
   const Cells c = MakeCells(null, tokens.size());
-  look.g = GTest(tokens, c);
+  look.tolerant = !token_error.empty();
+  look.g = GTest(tokens, c, token_error);
   look.p_value = std::min(1.0, share * look.g.p_value);
   look.worst = "G-test";
   // The score test on log p (power against a temperature error) and the band-conditional
@@ -38,8 +40,8 @@ DistributionLook EvaluateDistributionLook(std::span<const int64_t> tokens,
     sum_band += s.band[static_cast<std::size_t>(t)];
   }
   const double nd = static_cast<double>(tokens.size());
-  auto test = [&](const std::vector<double>& y, double sum, double var, ScoreResult* out,
-                  const char* name) {
+  auto test = [&](const std::vector<double>& y, double sum, double var, double* tol_out,
+                  ScoreResult* out, const char* name) {
     // A statistic with (numerically) no variance carries no information: left out.
     if (!(var > 1e-12)) return false;
     std::vector<double> values, probs;
@@ -50,7 +52,8 @@ DistributionLook EvaluateDistributionLook(std::span<const int64_t> tokens,
       }
     }
     const ScoreComponent comp{nd, std::move(values), std::move(probs)};
-    *out = ScoreTest(std::span(&comp, 1), sum);
+    *tol_out = ScoreMeanTolerance(y, null, token_error);
+    *out = ScoreTest(std::span(&comp, 1), sum, nd * *tol_out);
     const double p = std::min(1.0, share * out->p_value);
     if (p < look.p_value) {
       look.p_value = p;
@@ -60,8 +63,9 @@ DistributionLook EvaluateDistributionLook(std::span<const int64_t> tokens,
   };
   look.score_var = s.score_var;
   look.band_var = s.band_var;
-  look.has_score = test(s.score, sum_score, s.score_var, &look.score, "score test on log p");
-  look.has_band = test(s.band, sum_band, s.band_var, &look.band,
+  look.has_score =
+      test(s.score, sum_score, s.score_var, &look.score_tol, &look.score, "score test on log p");
+  look.has_band = test(s.band, sum_band, s.band_var, &look.band_tol, &look.band,
                        "band-conditional score test on log p - E[log p | band]");
   return look;
 }
@@ -140,7 +144,10 @@ std::vector<TestResult> RunDistribution(adapters::Sampler& sampler, const std::s
           return -1.0;
         }
       }
-      out->last = EvaluateDistributionLook(tokens, *null, item.subtests);
+      // bf16 / fp16 classes: the null admits the class's tolerance (TOL-7); fp32: empty.
+      out->last =
+          EvaluateDistributionLook(tokens, *null, item.subtests,
+                                   NullTolerance(*null, ref->log_weights, info.policies.accuracy));
       return out->last.p_value;
     });
     return error;
@@ -216,31 +223,51 @@ std::vector<TestResult> RunDistribution(adapters::Sampler& sampler, const std::s
   const double sub_level = stated_level / static_cast<double>(std::max(1, item.subtests));
   const double nd = static_cast<double>(stated_n);
   if (g.cells >= 3) {
-    r.power_tv = DetectableTv(g.df, sub_level, stated_n);
+    r.power_tv = DetectableTv(g.df, sub_level, stated_n, g.delta);
   } else if (g.cells == 2) {
     const double total = g.expected[0] + g.expected[1];
-    r.power_tv =
-        total > 0 ? DetectableShiftBinomial(stated_n, g.expected[0] / total, sub_level) : 1;
+    r.power_tv = !(total > 0) ? 1
+                 : last.tolerant
+                     ? DetectableShiftBinomial(stated_n, g.expected[0] / total, sub_level,
+                                               g.interval_lo, g.interval_hi)
+                     : DetectableShiftBinomial(stated_n, g.expected[0] / total, sub_level);
   } else {
     // A point mass: any other token drawn is an exact failure, missed only if none of n draws
     // lands on it.
     r.power_tv = 1 - PortableExp(PortableLog(0.1) / nd);
   }
+  if (last.tolerant) {
+    r.note += fmt::format("Null admits the {} class's tolerance (chi-square radius {:.3g}{}). ",
+                          AccuracyName(info.policies.accuracy), g.delta,
+                          g.cells == 2 ? fmt::format(", cell 0 mass in [{:.6g}, {:.6g}]",
+                                                     g.interval_lo, g.interval_hi)
+                                       : std::string());
+  }
   r.note +=
       fmt::format("{} looks, last ({} draws): {}. Detects w.p. 0.9: TV {:.3g} on its {} cell(s)",
                   item.looks.size(), stated_n, describe(last), r.power_tv, g.cells);
   if (last.has_score) {
-    r.note += fmt::format(
-        "; a temperature error of {:.3g}%",
-        100 * DetectableMeanShift(nd * last.score_var, sub_level) / (nd * last.score_var));
+    r.note +=
+        fmt::format("; a temperature error of {:.3g}%",
+                    100 * DetectableMeanShift(nd * last.score_var, sub_level, nd * last.score_tol) /
+                        (nd * last.score_var));
   }
   if (last.has_band) {
-    r.note += fmt::format("; a shift of E[log p | band] by {:.3g} nats inside the bands",
-                          DetectableMeanShift(nd * last.band_var, sub_level) / nd);
+    r.note +=
+        fmt::format("; a shift of E[log p | band] by {:.3g} nats inside the bands",
+                    DetectableMeanShift(nd * last.band_var, sub_level, nd * last.band_tol) / nd);
   }
-  if (r.power_tv > plan.profile.required_tv) {
+  const double required_tv = RequiredTv(plan, item);
+  r.note += fmt::format("; powered for TV {:.3g}", required_tv);
+  if (required_tv != plan.profile.required_tv) {
+    r.note += fmt::format(
+        " (the {} class's requirement: the profile's {:.3g} is out of reach under its "
+        "tolerance)",
+        AccuracyName(info.policies.accuracy), plan.profile.required_tv);
+  }
+  if (r.power_tv > required_tv) {
     r.status = Status::kInconclusive;
-    r.note += fmt::format(" (the profile requires TV {:.3g}", plan.profile.required_tv);
+    r.note += fmt::format(" (requires TV {:.3g}", required_tv);
     if (item.draws < item.required_draws) {
       r.note += fmt::format(
           "; the draw budget capped this test at {} draws, its power needs {}: raise --max-draws "

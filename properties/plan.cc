@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "properties/portable_random.h"
@@ -269,7 +270,48 @@ bool BinomialDetects(uint64_t n, double p0, double d, double alpha) {
   return true;
 }
 
+// The same against an interval null [lo, hi] around p0 (a bf16 / fp16 class, TOL-7).
+bool BinomialDetects(uint64_t n, double p0, double d, double alpha,
+                     std::pair<double, double> interval) {
+  if (interval.first == p0 && interval.second == p0) return BinomialDetects(n, p0, d, alpha);
+  const auto [lo, hi] = interval;
+  if (p0 - d > 0 && BinomialIntervalPower(n, lo, hi, p0 - d, alpha) < 0.9) return false;
+  if (p0 + d < 1 && BinomialIntervalPower(n, lo, hi, p0 + d, alpha) < 0.9) return false;
+  return true;
+}
+
+// x rounded up to two significant digits (after a 1e-6 relative margin, so that the run's own
+// computation of the same quantity never lands above it), with basic IEEE operations only: the
+// plan must be the same on every machine (REPRO-1).
+double RoundUpTwoDigits(double x) {
+  if (!(x > 0) || !std::isfinite(x)) return x;
+  x *= 1 + 1e-6;
+  double scale = 1;
+  while (x >= 100 * scale) scale *= 10;
+  while (x < 10 * scale) scale /= 10;
+  return std::ceil(x / scale) * scale;
+}
+
+// bf16 round-to-nearest-even of a probability (the precision probe's target alternative).
+double RoundBf16(double p) {
+  float f = static_cast<float>(p);
+  uint32_t u = 0;
+  std::memcpy(&u, &f, sizeof u);
+  u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+  std::memcpy(&f, &u, sizeof f);
+  return static_cast<double>(f);
+}
+
 }  // namespace
+
+double RequiredTv(const Plan& plan, const PlanItem& item) {
+  return item.required_tv > 0 ? item.required_tv : plan.profile.required_tv;
+}
+
+double RequiredTailChange(const Plan& plan, const PlanItem& item) {
+  return item.required_tail_change > 0 ? item.required_tail_change
+                                       : plan.profile.required_tail_change;
+}
 
 Plan MakePlan(const Profile& profile, const adapters::SamplerInfo& info, uint64_t seed,
               const PlanOptions& options) {
@@ -334,15 +376,36 @@ Plan MakePlan(const Profile& profile, const adapters::SamplerInfo& info, uint64_
         const std::vector<TailSet> sets = TailSets(*ref);
         it.subtests = std::max<int>(1, static_cast<int>(sets.size()));
         const double set_level = last_share * it.level / it.subtests;
-        it.required_draws = SmallestDraws(4096, 4 * profile.max_draws, [&](uint64_t n) {
-          for (const TailSet& s : sets) {
-            if (!BinomialDetects(n, s.mass, kSlack * profile.required_tail_change * s.mass,
-                                 set_level)) {
+        // bf16 / fp16: each set's null is the interval of masses the class admits (TOL-6,
+        // TOL-7); a point for fp32.
+        const std::vector<double> tol =
+            NullTolerance(ref->probs, ref->log_weights, info.policies.accuracy);
+        const std::vector<std::pair<double, double>> intervals = TailIntervals(sets, tol);
+        auto detects = [&](uint64_t n) {
+          for (std::size_t s = 0; s < sets.size(); ++s) {
+            if (!BinomialDetects(n, sets[s].mass,
+                                 kSlack * profile.required_tail_change * sets[s].mass, set_level,
+                                 intervals[s])) {
               return false;
             }
           }
           return true;
-        });
+        };
+        it.required_draws = SmallestDraws(4096, 4 * profile.max_draws, detects);
+        // Where the class's tolerance puts the profile's change out of reach at the most draws,
+        // the item is held to (and states) what they reach under the class's null.
+        if (!tol.empty() && !detects(it.required_draws)) {
+          double worst = 0;
+          for (std::size_t s = 0; s < sets.size(); ++s) {
+            worst =
+                std::max(worst, DetectableShiftBinomial(it.required_draws, sets[s].mass, set_level,
+                                                        intervals[s].first, intervals[s].second) /
+                                    sets[s].mass);
+          }
+          if (worst > profile.required_tail_change) {
+            it.required_tail_change = RoundUpTwoDigits(worst);
+          }
+        }
       }
     } else {
       it.subtests = 3;
@@ -350,6 +413,7 @@ Plan MakePlan(const Profile& profile, const adapters::SamplerInfo& info, uint64_
       if (ref) {
         // At a boundary the sampler may keep every may-keep token, adding cells: plan the
         // draws for the larger of the two cell sets.
+        std::vector<long double> planned_null = ref->probs;
         Cells cells = MakeCells(ref->probs, profile.max_draws);
         std::vector<uint8_t> all_kept(ref->keep.size(), 0);
         for (std::size_t i = 0; i < all_kept.size(); ++i) {
@@ -357,14 +421,62 @@ Plan MakePlan(const Profile& profile, const adapters::SamplerInfo& info, uint64_
         }
         if (auto wide = ref->RenormalizedOver(all_kept); wide.ok()) {
           Cells more = MakeCells(*wide, profile.max_draws);
-          if (more.probability.size() > cells.probability.size()) cells = std::move(more);
+          if (more.probability.size() > cells.probability.size()) {
+            cells = std::move(more);
+            planned_null = *wide;
+          }
+        }
+        // bf16 / fp16: the null admits the class's tolerance (TOL-7): a chi-square radius for
+        // the G-test, an interval of masses for a two-cell test. Empty (fp32): the reference.
+        const std::vector<double> tol =
+            NullTolerance(planned_null, ref->log_weights, info.policies.accuracy);
+        const bool tolerant = !tol.empty();
+        const double delta = ChiSquareRadius(cells, tol);
+        std::pair<double, double> interval{0, 0};
+        if (cells.probability.size() == 2) {
+          const double total = cells.probability[0] + cells.probability[1];
+          double e0 = 0, e1 = 0;
+          for (std::size_t i = 0; i < tol.size(); ++i) {
+            (cells.cell_of[i] == 0 ? e0 : e1) += cells.cell_of[i] >= 0 ? tol[i] : 0;
+          }
+          interval = AdmissibleMass(cells.probability[0] / total, e0, e1);
         }
         const double df = static_cast<double>(cells.probability.size()) - 1;
         // The G-test's share of the last look's level.
         const double g_level = last_share * it.level / it.subtests;
         if (it.name.starts_with("rounding_probe")) {
-          // The precision probe's target is far below the profile's TV: 16x its draws.
+          // The precision probe's target is far below the profile's TV: 16x its draws. Under a
+          // tolerant class whose interval excludes the probe's bf16 rounding (fp16), as many
+          // more (up to 64x) as detecting that rounding beyond the interval w.p. 0.9 needs.
           it.required_draws = 16 * profile.max_draws;
+          if (tolerant && cells.probability.size() == 2) {
+            const double b0 = RoundBf16(cells.probability[0]);
+            const double b1 = RoundBf16(cells.probability[1]);
+            const double target = b0 / (b0 + b1);
+            if (target < interval.first || target > interval.second) {
+              while (it.required_draws < 64 * profile.max_draws &&
+                     BinomialIntervalPower(it.required_draws, interval.first, interval.second,
+                                           target, g_level) < 0.9) {
+                it.required_draws *= 2;
+              }
+            }
+          }
+        } else if (tolerant && cells.probability.size() == 2) {
+          const double p0 = cells.probability[0] / (cells.probability[0] + cells.probability[1]);
+          auto detects = [&](uint64_t n) {
+            return BinomialDetects(n, p0, kSlack * profile.required_tv, g_level, interval);
+          };
+          it.required_draws = SmallestDraws(4096, profile.max_draws, detects);
+          if (!detects(it.required_draws)) {
+            it.required_tv = RoundUpTwoDigits(DetectableShiftBinomial(
+                it.required_draws, p0, g_level, interval.first, interval.second));
+          }
+        } else if (tolerant && delta > 0) {
+          const uint64_t needed = DrawsForTv(df, g_level, profile.required_tv, delta);
+          it.required_draws = std::min(profile.max_draws, std::max<uint64_t>(needed, 4096));
+          if (needed > profile.max_draws) {
+            it.required_tv = RoundUpTwoDigits(DetectableTv(df, g_level, it.required_draws, delta));
+          }
         } else if (cells.probability.size() == 2) {
           // Two cells: the exact binomial's own power.
           const double p0 = cells.probability[0] / (cells.probability[0] + cells.probability[1]);
@@ -417,6 +529,10 @@ std::string PlanVersion(const Plan& plan) {
     }
     for (std::size_t k = 0; k < it.rerun_looks.size(); ++k) {
       canonical += fmt::format(":r{}@{:.17g}", it.rerun_looks[k], it.rerun_look_levels[k]);
+    }
+    // Per-class requirements (TOL-7) only where set, so that fp32 plans keep their digests.
+    if (it.required_tv > 0 || it.required_tail_change > 0) {
+      canonical += fmt::format(":{:.17g}:{:.17g}", it.required_tv, it.required_tail_change);
     }
   }
   return fmt::format("{:016x}", FixedHash(canonical));

@@ -83,6 +83,12 @@ struct PlanItem {
   // G-test, the score test on log p and the band-conditional score test; tail items one exact
   // binomial per nested tail set.
   int subtests = 1;
+  // What the test is powered for where the declared accuracy class's tolerance puts the
+  // profile's requirement out of reach at the profile's draws (TOL-7): the TV (distribution
+  // items) or the relative tail change (tail items) the plan's draws detect w.p. 0.9 under the
+  // class's null. 0: the profile's requirement.
+  double required_tv = 0;
+  double required_tail_change = 0;
   std::string Id() const { return dtype + "/" + (name.empty() ? kind : name); }
 };
 
@@ -93,6 +99,10 @@ struct Plan {
   PlanOptions options;
   double draw_cost_ns_per_token = 0;  // the declaration the budget used
 };
+
+// The requirement an item is held to: its own (per accuracy class) where set, else the profile's.
+double RequiredTv(const Plan& plan, const PlanItem& item);
+double RequiredTailChange(const Plan& plan, const PlanItem& item);
 
 // The plan for a sampler's declaration. NotSupported properties are reported by the items.
 Plan MakePlan(const Profile& profile, const adapters::SamplerInfo& info, uint64_t seed,

@@ -7,6 +7,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "adapters/sampler.h"
@@ -79,6 +80,11 @@ struct TailSet {
   double mass = 0;
 };
 std::vector<TailSet> TailSets(const ReferenceDistribution& ref);
+// Per tail set, the interval of drawn masses the declared class admits (TOL-6, renormalized:
+// AdmissibleMass with the set's summed token errors against the rest's); a point at the set's
+// mass when token_error is empty (fp32).
+std::vector<std::pair<double, double>> TailIntervals(const std::vector<TailSet>& sets,
+                                                     std::span<const double> token_error);
 
 std::vector<results::TestResult> RunTail(adapters::Sampler& sampler, const std::string& sampler_arg,
                                          const Plan& plan, const PlanItem& item,

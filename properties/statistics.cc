@@ -13,8 +13,97 @@
 #include <map>
 #include <numbers>
 #include <string>
+#include <tuple>
+
+#include "sampcert/tolerance.h"
 
 namespace sampcert::properties {
+
+const char* AccuracyName(AccuracyClass accuracy) {
+  return accuracy == AccuracyClass::kBF16  ? "bf16"
+         : accuracy == AccuracyClass::kF16 ? "fp16"
+                                           : "fp32";
+}
+
+std::vector<double> NullTolerance(std::span<const long double> null,
+                                  std::span<const long double> log_weights,
+                                  AccuracyClass accuracy) {
+  if (accuracy == AccuracyClass::kF32) return {};
+  const AccuracyParams& acc = AccuracyFor(accuracy);
+  const std::size_t v = null.size();
+  std::vector<double> e(v, 0);
+  for (std::size_t i = 0; i < v; ++i) {
+    const double p = static_cast<double>(null[i]);
+    if (!(p > 0)) continue;
+    // sigma(l) of TOL-1 from the token's log-weight (0 where it is not finite: +inf ties).
+    const double ell = i < log_weights.size() && std::isfinite(log_weights[i])
+                           ? static_cast<double>(log_weights[i])
+                           : 0.0;
+    e[i] =
+        p * ProbabilityRelTolerance(acc, ell, v) + (p < acc.prob_floor ? acc.abs_below_floor : 0);
+  }
+  return e;
+}
+
+std::pair<double, double> AdmissibleMass(double m, double e_set, double e_rest) {
+  if (e_set == 0 && e_rest == 0) return {m, m};
+  const double up = m + e_set, down = std::max(0.0, m - e_set);
+  const double rest_low = std::max(0.0, 1 - m - e_rest), rest_high = 1 - m + e_rest;
+  const double hi = up + rest_low > 0 ? up / (up + rest_low) : 1.0;
+  const double lo = down > 0 ? down / (down + rest_high) : 0.0;
+  return {std::clamp(lo, 0.0, m), std::clamp(hi, m, 1.0)};
+}
+
+namespace {
+
+// Per cell, the admissible error of its reported mass (the sum of its tokens' errors).
+std::vector<double> CellErrors(const Cells& cells, std::span<const double> token_error) {
+  std::vector<double> e(cells.probability.size(), 0);
+  for (std::size_t i = 0; i < cells.cell_of.size() && i < token_error.size(); ++i) {
+    if (cells.cell_of[i] >= 0) e[static_cast<std::size_t>(cells.cell_of[i])] += token_error[i];
+  }
+  return e;
+}
+
+}  // namespace
+
+double ChiSquareRadius(const Cells& cells, std::span<const double> token_error) {
+  if (token_error.empty() || cells.probability.size() < 2) return 0;
+  const std::vector<double> e = CellErrors(cells, token_error);
+  double total_p = 0, total_e = 0;
+  for (std::size_t c = 0; c < e.size(); ++c) {
+    total_p += cells.probability[c];
+    total_e += e[c];
+  }
+  // Two upper bounds of the joint maximum; the smaller is the radius. Both only grow when cells
+  // are split (Cauchy-Schwarz), so a bound on fine cells also bounds the coarser cells that
+  // fewer draws make.
+  // (1) With reported cell masses P_c + d_c (|d_c| <= E_c), s = sum d_c and Q_c = (P_c + d_c) /
+  //     (1 + s): sum (Q_c - P_c)^2 / P_c = (sum d_c^2 / P_c - s^2) / (1 + s)^2
+  //     <= sum E_c^2 / P_c / (1 - sum E_c)^2.
+  // (2) Each term at its own worst end (AdmissibleMass), tighter when one cell's error is
+  //     most of the total.
+  double joint = 0, separate = 0;
+  for (std::size_t c = 0; c < e.size(); ++c) {
+    const double p = cells.probability[c] / total_p;
+    if (!(p > 0)) continue;
+    joint += e[c] * e[c] / p;
+    const auto [lo, hi] = AdmissibleMass(p, e[c], total_e - e[c]);
+    const double d = std::max(hi - p, p - lo);
+    separate += d * d / p;
+  }
+  if (total_e < 1) joint /= (1 - total_e) * (1 - total_e);
+  return total_e < 1 ? std::min(joint, separate) : separate;
+}
+
+double ChiSquareUpper(double statistic, double df, double lambda) {
+  if (!(lambda > 0)) {
+    const boost::math::chi_squared chi(df);
+    return boost::math::cdf(boost::math::complement(chi, statistic));
+  }
+  const boost::math::non_central_chi_squared nc(df, lambda);
+  return boost::math::cdf(boost::math::complement(nc, statistic));
+}
 
 Cells MakeCells(std::span<const long double> probs, uint64_t draws, double min_expected,
                 std::size_t max_token_cells) {
@@ -101,7 +190,8 @@ Cells MakeCells(std::span<const long double> probs, uint64_t draws, double min_e
   return c;
 }
 
-GofResult GTest(std::span<const int64_t> tokens, const Cells& cells) {
+GofResult GTest(std::span<const int64_t> tokens, const Cells& cells,
+                std::span<const double> token_error) {
   GofResult r;
   r.cells = cells.probability.size();
   r.observed.assign(r.cells, 0);
@@ -126,24 +216,40 @@ GofResult GTest(std::span<const int64_t> tokens, const Cells& cells) {
   const double williams = 1 + (k * k - 1) / (6 * static_cast<double>(n) * (k - 1));
   r.df = k - 1;
   r.statistic = std::max(0.0, g / williams);
+  r.delta = ChiSquareRadius(cells, token_error);
   if (r.cells == 2) {
-    // Two cells: the exact binomial tail, not the chi-square approximation (SPEC STAT-3).
-    r.p_value =
-        BinomialTwoSided(static_cast<uint64_t>(r.observed[0]), n, cells.probability[0] / total_p);
+    // Two cells: the exact binomial tail, not the chi-square approximation (SPEC STAT-3),
+    // against the interval of cell 0's mass that the tolerance admits (a point without one).
+    const double p0 = cells.probability[0] / total_p;
+    double e0 = 0, e1 = 0;
+    if (!token_error.empty()) {
+      const std::vector<double> e = CellErrors(cells, token_error);
+      e0 = e[0];
+      e1 = e[1];
+    }
+    std::tie(r.interval_lo, r.interval_hi) = AdmissibleMass(p0, e0, e1);
+    r.p_value = BinomialTwoSidedInterval(static_cast<uint64_t>(r.observed[0]), n, r.interval_lo,
+                                         r.interval_hi);
     return r;
   }
-  const boost::math::chi_squared chi(r.df);
-  r.p_value = boost::math::cdf(boost::math::complement(chi, r.statistic));
+  r.p_value = ChiSquareUpper(r.statistic, r.df, static_cast<double>(n) * r.delta);
   return r;
 }
 
 namespace {
 
-// Noncentrality at which a level-alpha test with df degrees of freedom has power 0.9.
-double NoncentralityForPower(double df, double alpha) {
-  const boost::math::chi_squared chi(df);
-  const double crit = boost::math::quantile(boost::math::complement(chi, alpha));
-  double lo = 0, hi = 1;
+// Noncentrality at which a level-alpha test with df degrees of freedom has power 0.9, its
+// critical value taken under the noncentral null chi2'(df, lambda0) (central for 0).
+double NoncentralityForPower(double df, double alpha, double lambda0 = 0) {
+  double crit = 0;
+  if (lambda0 > 0) {
+    const boost::math::non_central_chi_squared null(df, lambda0);
+    crit = boost::math::quantile(boost::math::complement(null, alpha));
+  } else {
+    const boost::math::chi_squared chi(df);
+    crit = boost::math::quantile(boost::math::complement(chi, alpha));
+  }
+  double lo = lambda0, hi = std::max(1.0, 2 * lambda0);
   auto power = [&](double lambda) {
     const boost::math::non_central_chi_squared nc(df, lambda);
     return boost::math::cdf(boost::math::complement(nc, crit));
@@ -158,14 +264,32 @@ double NoncentralityForPower(double df, double alpha) {
 
 }  // namespace
 
-double DetectableTv(double df, double alpha, uint64_t n) {
+double DetectableTv(double df, double alpha, uint64_t n, double delta) {
   if (df < 1 || n == 0) return 0;
-  return std::sqrt(NoncentralityForPower(df, alpha) / (4.0 * static_cast<double>(n)));
+  const double nd = static_cast<double>(n);
+  return std::sqrt(NoncentralityForPower(df, alpha, nd * delta) / (4.0 * nd));
 }
 
-uint64_t DrawsForTv(double df, double alpha, double tv) {
+uint64_t DrawsForTv(double df, double alpha, double tv, double delta) {
   if (df < 1) return 0;
-  return static_cast<uint64_t>(std::ceil(NoncentralityForPower(df, alpha) / (4.0 * tv * tv)));
+  if (!(delta > 0)) {
+    return static_cast<uint64_t>(std::ceil(NoncentralityForPower(df, alpha) / (4.0 * tv * tv)));
+  }
+  // An alternative at TV tv has chi-square divergence >= 4 tv^2; at or below the radius no
+  // number of draws separates it from the null.
+  constexpr uint64_t kMax = uint64_t{1} << 40;
+  if (4 * tv * tv <= delta) return std::numeric_limits<uint64_t>::max();
+  uint64_t lo = 0, hi = 1024;  // DetectableTv decreases in n: double, then bisect
+  while (DetectableTv(df, alpha, hi, delta) > tv) {
+    if (hi >= kMax) return std::numeric_limits<uint64_t>::max();
+    lo = hi;
+    hi *= 2;
+  }
+  while (hi - lo > std::max<uint64_t>(1, lo / 1000)) {  // to 0.1%: finer is noise in a plan
+    const uint64_t mid = lo + (hi - lo) / 2;
+    (DetectableTv(df, alpha, mid, delta) > tv ? lo : hi) = mid;
+  }
+  return hi;
 }
 
 double BinomialTwoSided(uint64_t k, uint64_t n, double p) {
@@ -177,6 +301,74 @@ double BinomialTwoSided(uint64_t k, uint64_t n, double p) {
   const double lower = boost::math::cdf(bin, kd);
   const double upper = k == 0 ? 1.0 : boost::math::cdf(boost::math::complement(bin, kd - 1));
   return std::min(1.0, 2 * std::min(lower, upper));
+}
+
+namespace {
+
+// P(K <= k) and P(K >= k) for K ~ Binomial(n, p), p anywhere in [0, 1].
+double BinomialLower(uint64_t k, uint64_t n, double p) {
+  if (p <= 0) return 1;
+  if (p >= 1) return k >= n ? 1 : 0;
+  return boost::math::cdf(boost::math::binomial(static_cast<double>(n), p), static_cast<double>(k));
+}
+double BinomialUpper(uint64_t k, uint64_t n, double p) {
+  if (k == 0) return 1;
+  if (p <= 0) return 0;
+  if (p >= 1) return k <= n ? 1 : 0;
+  return boost::math::cdf(boost::math::complement(boost::math::binomial(static_cast<double>(n), p),
+                                                  static_cast<double>(k) - 1));
+}
+
+}  // namespace
+
+double BinomialTwoSidedInterval(uint64_t k, uint64_t n, double lo, double hi) {
+  if (lo == hi) return BinomialTwoSided(k, n, lo);
+  if (n == 0) return 1;
+  // The composite null's p-value: each tail at the end of the interval that maximizes it.
+  return std::min(1.0, 2 * std::min(BinomialLower(k, n, lo), BinomialUpper(k, n, hi)));
+}
+
+double BinomialIntervalPower(uint64_t n, double lo, double hi, double p1, double alpha) {
+  if (lo == hi) return BinomialPower(n, lo, p1, alpha);
+  if (n == 0) return 0;
+  // Rejection region: k <= a (2 P(K <= k | lo) < alpha) or k >= b (2 P(K >= k | hi) < alpha);
+  // both tails are monotone in k, so a bisection finds the ends.
+  int64_t a = -1, b = static_cast<int64_t>(n);
+  {
+    int64_t x = -1, y = static_cast<int64_t>(n);
+    while (y - x > 1) {
+      const int64_t m = x + (y - x) / 2;
+      (2 * BinomialLower(static_cast<uint64_t>(m), n, lo) < alpha ? x : y) = m;
+    }
+    a = x;
+  }
+  {
+    int64_t x = 0, y = static_cast<int64_t>(n) + 1;
+    while (y - x > 1) {
+      const int64_t m = x + (y - x) / 2;
+      (2 * BinomialUpper(static_cast<uint64_t>(m), n, hi) < alpha ? y : x) = m;
+    }
+    b = y;
+  }
+  double power = 0;
+  if (a >= 0) power += BinomialLower(static_cast<uint64_t>(a), n, p1);
+  if (b <= static_cast<int64_t>(n)) power += BinomialUpper(static_cast<uint64_t>(b), n, p1);
+  return std::min(1.0, power);
+}
+
+double DetectableShiftBinomial(uint64_t n, double p0, double alpha, double lo, double hi) {
+  if (lo == p0 && hi == p0) return DetectableShiftBinomial(n, p0, alpha);
+  if (n == 0 || !(p0 > 0) || !(p0 < 1)) return std::numeric_limits<double>::infinity();
+  auto direction = [&](double range, double sign) {
+    if (BinomialIntervalPower(n, lo, hi, p0 + sign * range, alpha) < 0.9) return range;
+    double a = 0, b = range;
+    for (int i = 0; i < 40; ++i) {
+      const double mid = (a + b) / 2;
+      (BinomialIntervalPower(n, lo, hi, p0 + sign * mid, alpha) < 0.9 ? a : b) = mid;
+    }
+    return b;
+  };
+  return std::max(direction(p0, -1), direction(1 - p0, +1));
 }
 
 namespace {
@@ -333,15 +525,40 @@ double SaddlePointTwoSided(std::span<const ScoreComponent> comps, double observe
   return std::clamp(2 * tail, 0.0, 1.0);
 }
 
-ScoreResult ScoreTest(std::span<const ScoreComponent> comps, double observed) {
+ScoreResult ScoreTest(std::span<const ScoreComponent> comps, double observed,
+                      double mean_tolerance) {
   ScoreResult r;
   const Cumulants c = Evaluate(comps, 0);
   r.mean = c.k1;
   r.variance = c.k2;
   r.observed = observed;
   r.z = c.k2 > 0 ? (observed - c.k1) / std::sqrt(c.k2) : 0;
-  r.p_value = SaddlePointTwoSided(comps, observed);
+  if (!(mean_tolerance > 0)) {
+    r.p_value = SaddlePointTwoSided(comps, observed);
+  } else if (observed - mean_tolerance > c.k1) {
+    // The null's distribution shifted up by the tolerance: its upper tail at the observation
+    // is the unshifted one at observed - tolerance (SaddlePointTwoSided doubles the tail).
+    r.p_value = SaddlePointTwoSided(comps, observed - mean_tolerance);
+  } else if (observed + mean_tolerance < c.k1) {
+    r.p_value = SaddlePointTwoSided(comps, observed + mean_tolerance);
+  } else {
+    r.p_value = 1;  // inside the admitted range of means
+  }
   return r;
+}
+
+double ScoreMeanTolerance(std::span<const double> y, std::span<const long double> null,
+                          std::span<const double> token_error) {
+  if (token_error.empty()) return 0;
+  double mean = 0, total_e = 0, shift = 0;
+  for (std::size_t i = 0; i < y.size() && i < null.size(); ++i) {
+    mean += static_cast<double>(null[i]) * y[i];
+  }
+  for (std::size_t i = 0; i < y.size() && i < token_error.size(); ++i) {
+    total_e += token_error[i];
+    shift += token_error[i] * std::fabs(y[i] - mean);
+  }
+  return total_e < 1 ? shift / (1 - total_e) : std::numeric_limits<double>::infinity();
 }
 
 ScoreSummary ScoreValues(std::span<const long double> probs) {
@@ -379,12 +596,12 @@ ScoreSummary ScoreValues(std::span<const long double> probs) {
   return s;
 }
 
-double DetectableMeanShift(double variance, double alpha) {
+double DetectableMeanShift(double variance, double alpha, double mean_tolerance) {
   if (!(variance > 0)) return std::numeric_limits<double>::infinity();
   const boost::math::normal norm;
   const double za = boost::math::quantile(boost::math::complement(norm, alpha / 2));
   const double zb = boost::math::quantile(norm, 0.9);
-  return (za + zb) * std::sqrt(variance);
+  return (za + zb) * std::sqrt(variance) + mean_tolerance;
 }
 
 }  // namespace sampcert::properties

@@ -48,6 +48,21 @@ std::vector<TailSet> TailSets(const ReferenceDistribution& ref) {
   return sets;
 }
 
+std::vector<std::pair<double, double>> TailIntervals(const std::vector<TailSet>& sets,
+                                                     std::span<const double> token_error) {
+  std::vector<std::pair<double, double>> out;
+  double total = 0;
+  for (double e : token_error) total += e;
+  for (const TailSet& s : sets) {
+    double e = 0;
+    for (std::size_t i = 0; i < s.member.size() && i < token_error.size(); ++i) {
+      if (s.member[i]) e += token_error[i];
+    }
+    out.push_back(AdmissibleMass(s.mass, e, total - e));
+  }
+  return out;
+}
+
 std::vector<TestResult> RunTail(adapters::Sampler& sampler, const std::string& sampler_arg,
                                 const Plan& plan, const PlanItem& item, TestResult r,
                                 const RowCase& row) {
@@ -60,6 +75,10 @@ std::vector<TestResult> RunTail(adapters::Sampler& sampler, const std::string& s
     return {r};
   }
   const double share = static_cast<double>(sets.size());
+  // bf16 / fp16: each set's null is the interval of masses the class admits (TOL-6, TOL-7).
+  const std::vector<double> tol =
+      NullTolerance(ref->probs, ref->log_weights, sampler.info().policies.accuracy);
+  const std::vector<std::pair<double, double>> intervals = TailIntervals(sets, tol);
   struct Look {
     double p_value = 1;  // Bonferroni-adjusted over the sets
     std::size_t worst = 0;
@@ -97,7 +116,9 @@ std::vector<TestResult> RunTail(adapters::Sampler& sampler, const std::string& s
       l.n = tokens.size();
       l.p_value = 1;
       for (std::size_t s = 0; s < sets.size(); ++s) {
-        const double p = std::min(1.0, share * BinomialTwoSided(l.counts[s], l.n, sets[s].mass));
+        const double p =
+            std::min(1.0, share * BinomialTwoSidedInterval(l.counts[s], l.n, intervals[s].first,
+                                                           intervals[s].second));
         if (p < l.p_value) {
           l.p_value = p;
           l.worst = s;
@@ -113,6 +134,10 @@ std::vector<TestResult> RunTail(adapters::Sampler& sampler, const std::string& s
       d += fmt::format("{}{} ({} tokens, mass {:.3g}): drew {} of {}, expected {:.1f}",
                        s ? "; " : "", sets[s].label, sets[s].tokens, sets[s].mass, l.counts[s], l.n,
                        sets[s].mass * static_cast<double>(l.n));
+      if (!tol.empty()) {
+        d += fmt::format(" (the class admits a mass in [{:.3g}, {:.3g}])", intervals[s].first,
+                         intervals[s].second);
+      }
     }
     return d;
   };
@@ -178,7 +203,8 @@ std::vector<TestResult> RunTail(adapters::Sampler& sampler, const std::string& s
   double worst_change = 0;
   std::string power;
   for (std::size_t s = 0; s < sets.size(); ++s) {
-    const double shift = DetectableShiftBinomial(stated_n, sets[s].mass, stated_level / share);
+    const double shift = DetectableShiftBinomial(stated_n, sets[s].mass, stated_level / share,
+                                                 intervals[s].first, intervals[s].second);
     const double change = shift / sets[s].mass;
     worst_change = std::max(worst_change, change);
     if (s == 0) r.power_tv = shift;
@@ -187,9 +213,17 @@ std::vector<TestResult> RunTail(adapters::Sampler& sampler, const std::string& s
   r.note += fmt::format(
       "{} looks, last ({} draws): {}. Detects w.p. 0.9 a relative change of each tail's mass: {}",
       item.looks.size(), stated_n, describe(stated.last), power);
-  if (worst_change > plan.profile.required_tail_change) {
+  const double required = RequiredTailChange(plan, item);
+  r.note += fmt::format("; powered for a relative change of {:.3g}", required);
+  if (required != plan.profile.required_tail_change) {
+    r.note += fmt::format(
+        " (the {} class's requirement: the profile's {:.3g} is out of reach under its "
+        "tolerance)",
+        AccuracyName(sampler.info().policies.accuracy), plan.profile.required_tail_change);
+  }
+  if (worst_change > required) {
     r.status = Status::kInconclusive;
-    r.note += fmt::format(" (the profile requires {:.3g}", plan.profile.required_tail_change);
+    r.note += fmt::format(" (requires {:.3g}", required);
     if (item.draws < item.required_draws) {
       r.note += fmt::format(
           "; the draw budget capped this test at {} draws, its power needs {}: raise --max-draws "
