@@ -50,9 +50,13 @@ struct DistributionLook {
   double p_value = 1;
   std::string worst;                   // which sub-test
   double score_var = 0, band_var = 0;  // per draw, under the null
+  double score_tol = 0, band_tol = 0;  // the mean shift the declared class admits, per draw
+  bool tolerant = false;               // the null admits the class's tolerance (TOL-7)
 };
+// token_error: NullTolerance's e_i for a bf16 / fp16 class (empty for fp32: the reference).
 DistributionLook EvaluateDistributionLook(std::span<const int64_t> tokens,
-                                          std::span<const long double> null, int subtests);
+                                          std::span<const long double> null, int subtests,
+                                          std::span<const double> token_error = {});
 
 // The sequential looks of one run of a test (SPEC STAT-4): look k tests the first looks[k]
 // draws at levels[k]; evaluate(n) returns the adjusted p-value of the first n draws. The index
