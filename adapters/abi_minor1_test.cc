@@ -1,8 +1,8 @@
 // ABI MINOR 1 on the host side: a MINOR 0 plug-in (whose info struct ends before the new fields)
 // reads as "as declared, random access, no cost"; the new fields are read where declared and
 // bad values are refused; a sequential sampler (POL-7) is only ever asked for each stream's
-// draws in order, and the host's replay gives exactly the tokens of the stream whatever the
-// runner asks for. Fake tables stand in for plug-ins.
+// draws in order (0 starting a stream afresh), and the host's replay gives exactly the tokens
+// of the stream whatever the runner asks for. Fake tables stand in for plug-ins.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -65,6 +65,7 @@ int32_t Sample(sampcert_sampler* s, const sampcert_batch* b, uint64_t seed, uint
   if (b->num_rows > 1) ++g_multi_row_calls;
   for (uint64_t r = 0; r < b->num_rows; ++r) {
     uint64_t& next = h->next[{seed, b->rows[r].row_id}];
+    if (first == 0) next = 0;  // POL-7: 0 starts the stream afresh
     if (next != first) ++g_out_of_order;
     for (uint64_t j = 0; j < draws; ++j) {
       out[r * draws + j] = static_cast<int64_t>(Token(seed, b->rows[r].row_id, next++));
@@ -92,7 +93,7 @@ void Reset() {
 
 TEST(AbiMinor1, InfoStructOfMinor0ReadsAsDefaults) {
   Reset();
-  g_info_size = SAMPCERT_SAMPLER_INFO_MINOR1_OFFSET;  // 80 on LP64: the MINOR 0 struct
+  g_info_size = 80;  // LP64: the MINOR 0 struct's sizeof, its tail padding past offset 76
   g_top_k_ties = SAMPCERT_STEP_TIES_EXACT_ANY;        // not written: past its struct
   g_draw_mode = SAMPCERT_DRAWS_SEQUENTIAL;
   auto s = Sampler::Open(&kApi, nullptr);
@@ -179,12 +180,16 @@ TEST(AbiMinor1, SequentialSamplerIsAskedInOrderAndReplayedExactly) {
   ASSERT_TRUE(b.ok());
   EXPECT_EQ(*b, Expected(9, {1}, 9, 3));
   EXPECT_EQ(g_creates, 1);
-  // Behind it: a new handle, the stream again from 0.
+  // From 0: the stream starts afresh, on the same handle.
   auto c = (*s)->Sample(one, 9, 0, 6);
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(*c, Expected(9, {1}, 0, 6));
-  EXPECT_EQ(g_creates, 2);
-  EXPECT_EQ((*s)->stream_restarts(), 1u);
+  // Behind it but past 0: the stream is replayed from 0, the replayed draws discarded.
+  auto c2 = (*s)->Sample(one, 9, 2, 3);
+  ASSERT_TRUE(c2.ok());
+  EXPECT_EQ(*c2, Expected(9, {1}, 2, 3));
+  EXPECT_EQ(g_creates, 1);
+  EXPECT_EQ((*s)->stream_replays(), 1u);
   // A batch with the same stream twice and another stream: served row by row.
   Batch three{DType::kF32, 3, {row(1), row(2), row(1)}};
   auto d = (*s)->Sample(three, 4, 0, 5);

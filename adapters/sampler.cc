@@ -290,9 +290,10 @@ Expected<std::vector<double>> Sampler::Probabilities(const Batch& batch) {
 Expected<std::vector<int64_t>> Sampler::Sample(const Batch& batch, uint64_t seed,
                                                uint64_t first_draw, uint64_t draws_per_row) {
   if (!info_.policies.sequential_draws) return SampleCall(batch, seed, first_draw, draws_per_row);
-  // POL-7: a sequential sampler is asked for each (seed, row id) stream's draws in order. Each
-  // row is served alone (two rows of one batch may share a stream); a request behind a stream's
-  // position starts the streams again on a new handle, one ahead of it draws the gap first.
+  // POL-7: a sequential sampler is asked for each (seed, row id) stream's draws in order: a
+  // request either starts the stream (first_draw 0) or continues it exactly where it stands.
+  // Each row is served alone (two rows of one batch may share a stream); a request ahead of a
+  // stream draws the gap first, one behind it starts the stream again from 0 and replays.
   std::vector<int64_t> out(batch.rows.size() * draws_per_row);
   for (std::size_t r = 0; r < batch.rows.size(); ++r) {
     Batch one{batch.dtype, batch.vocab, {batch.rows[r]}};
@@ -300,17 +301,10 @@ Expected<std::vector<int64_t>> Sampler::Sample(const Batch& batch, uint64_t seed
     auto it = stream_next_.find(key);
     uint64_t next = it == stream_next_.end() ? 0 : it->second;
     if (next > first_draw) {
-      if (handle_ != nullptr) {
-        Traced t("destroy()");
-        api_->destroy(handle_);
-        handle_ = nullptr;
-      }
-      stream_next_.clear();
-      ++stream_restarts_;
-      if (auto failed = Create()) return *failed;
-      next = 0;
+      next = 0;  // the next call starts the stream again
+      if (first_draw > 0) ++stream_replays_;
     }
-    // The gap, in bounded chunks, discarded.
+    // The gap (or the replay), in bounded chunks, discarded.
     while (next < first_draw) {
       const uint64_t chunk = std::min<uint64_t>(first_draw - next, uint64_t{1} << 20);
       auto skipped = SampleCall(one, seed, next, chunk);

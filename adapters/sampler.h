@@ -83,8 +83,8 @@ class Sampler {
   // batch. Empty when the last call succeeded or reported its error well.
   const std::string& last_error_problem() const { return last_error_problem_; }
 
-  // POL-7: how often the streams of a sequential sampler were started again on a new handle.
-  uint64_t stream_restarts() const { return stream_restarts_; }
+  // POL-7: how often a sequential sampler's stream was replayed from 0 to serve an earlier draw.
+  uint64_t stream_replays() const { return stream_replays_; }
 
  private:
   Sampler(const sampcert_sampler_api* api, std::shared_ptr<void> keep_alive)
@@ -104,10 +104,10 @@ class Sampler {
   uint64_t abi_checked_calls_ = 0;
   uint64_t abi_violation_count_ = 0;
   std::string last_error_problem_;
-  std::optional<std::string> config_;  // create()'s config, kept to create the handle again
+  std::optional<std::string> config_;  // create()'s config
   // POL-7: the next draw of each (seed, row id) stream of a sequential sampler on this handle.
   std::map<std::pair<uint64_t, uint64_t>, uint64_t> stream_next_;
-  uint64_t stream_restarts_ = 0;
+  uint64_t stream_replays_ = 0;
 };
 
 }  // namespace sampcert::adapters

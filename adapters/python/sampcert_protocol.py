@@ -101,7 +101,7 @@ class Info:
     top_k_tie_rule: Optional[str] = None
     top_p_tie_rule: Optional[str] = None
     # A stateful random stream per (seed, row_id): the host asks for each stream's draws in
-    # order, from 0, without gaps, and starts a new process to start the streams again (POL-7).
+    # order: first_draw 0 starts a stream afresh, any other is exactly its position (POL-7).
     sequential: bool = False
     # The cost of one draw divided by the vocabulary size, in ns (0: not declared); the plan
     # caps a slow sampler's draws from it (SPEC STAT-6).

@@ -144,9 +144,9 @@ typedef struct sampcert_sampler_info {
   /* ---- MINOR 1 (read only where struct_size covers them; absent reads as 0). ---- */
   int32_t top_k_tie_rule; /* SAMPCERT_STEP_TIES_*: POL-2 at the top-k cut */
   int32_t top_p_tie_rule; /* SAMPCERT_STEP_TIES_*: POL-2 at the top-p cut */
-  /* SAMPCERT_DRAWS_*. SEQUENTIAL: for each (seed, row_id) the host asks a handle for draws
-   * 0, 1, 2, ... in order, without gaps, and the plug-in returns the next ones of its stream;
-   * the host recreates the handle to start a stream again (POL-7). */
+  /* SAMPCERT_DRAWS_*. SEQUENTIAL: one row per call, and for each (seed, row_id) the host's
+   * first_draw is either 0, which starts the stream afresh (seeded from seed and row_id), or
+   * exactly the stream's position on this handle, which continues it (POL-7). */
   uint32_t draw_mode;
   /* The declared cost of one draw divided by the vocabulary size, in nanoseconds (0 = not
    * declared, cheap). The plan caps a slow sampler's draws from it (SPEC STAT-6). */
@@ -225,7 +225,10 @@ typedef int32_t (*sampcert_get_sampler_api_fn)(uint32_t host_major, uint32_t hos
 /* Struct sizes of this MINOR, for struct_size. */
 #define SAMPCERT_ERROR_STRUCT_SIZE sizeof(sampcert_error)
 #define SAMPCERT_SAMPLER_INFO_STRUCT_SIZE sizeof(sampcert_sampler_info)
-/* Where the MINOR 1 fields of the info struct start: a struct_size at or below it is MINOR 0. */
+/* Where the MINOR 1 fields of the info struct start. A MINOR 0 plug-in sets struct_size to 80
+ * (its sizeof, tail padding included), which covers top_k_tie_rule's offset but not the pair of
+ * tie rules: the host reads a MINOR 1 field only where struct_size covers it and its group
+ * (both tie rules, 84 bytes; draw_mode, 88; draw_cost_ns_per_token, 92). */
 #define SAMPCERT_SAMPLER_INFO_MINOR1_OFFSET offsetof(sampcert_sampler_info, top_k_tie_rule)
 #define SAMPCERT_ROW_STRUCT_SIZE sizeof(sampcert_row)
 #define SAMPCERT_BATCH_STRUCT_SIZE sizeof(sampcert_batch)
