@@ -19,8 +19,10 @@ sampcert, python, modules, server, expect, out_dir, profile, *args = sys.argv[1:
 
 
 def skip(why):
-    print(f"SKIP: {why}; install with: sudo .ci/install-deps")
-    sys.exit(1 if os.environ.get("CI") == "true" else 77)
+    ci = os.environ.get("CI") == "true"
+    print(f"{'FAIL (CI=true: a third-party test must run)' if ci else 'SKIP'}: {why}; "
+          "install with: sudo .ci/install-deps")
+    sys.exit(1 if ci else 77)
 
 
 if not os.access(python, os.X_OK):

@@ -4,6 +4,8 @@
     findings.py REPORT.json table          a markdown table: property, dtype, status, what the
                                            sampler did (the failure message), minimal input,
                                            the command that reproduces it
+    findings.py REPORT.json summary        the same, one row per property (its first failing
+                                           case, f32 first), with the dtypes it fails in
     findings.py REPORT.json expectations   a draft expectations file pinning every
                                            non-conformant (property, dtype) at its worst status;
                                            the reasons are the messages: edit them into why
@@ -46,6 +48,23 @@ def main():
                    "seed": report["context"].get("seed"), "entries": entries},
                   sys.stdout, indent=2)
         print()
+        return
+    if mode == "summary":
+        by_prop = {}
+        for r in report["results"]:
+            if r["status"] not in ("Fail", "Timeout", "Crash"):
+                continue
+            by_prop.setdefault(r["property"], []).append(r)
+        print("| property | dtypes | what the sampler does | minimal input | reproduce |")
+        print("|---|---|---|---|---|")
+        for prop in sorted(by_prop):
+            rs = by_prop[prop]
+            first = next((r for r in rs if r["dtype"] == "f32"), rs[0])
+            f = first.get("failure", {})
+            dtypes = ", ".join(d for d in ("f32", "f16", "bf16") if any(r["dtype"] == d for r in rs))
+            print(f"| {prop} | {dtypes} | {cell(f.get('message', ''), 260)} | "
+                  f"`{cell(f.get('minimal_input', ''), 200)}` | "
+                  f"`{cell(f.get('reproduction', ''), 400)}` |")
         return
     print("| property | dtype | status | what the sampler does | minimal input | reproduce |")
     print("|---|---|---|---|---|---|")
