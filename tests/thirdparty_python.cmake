@@ -9,9 +9,8 @@ set(SAMPCERT_THIRDPARTY_PYTHON /opt/sampcert-thirdparty/venv/bin/python
 set(SAMPCERT_THIRDPARTY_PROFILE standard)
 set(tp_dir ${PROJECT_SOURCE_DIR}/adapters/thirdparty)
 add_test(NAME python.thirdparty_adapters
-         COMMAND ${Python3_EXECUTABLE} -c
-                 "import os,subprocess,sys\npy=sys.argv[1]\nif not os.access(py,os.X_OK) or subprocess.run([py,'-c','import torch']).returncode:\n  print('SKIP: no torch in',py,'(sudo .ci/install-deps)');sys.exit(1 if os.environ.get('CI')=='true' else 77)\nsys.exit(subprocess.run([py,'-m','unittest','discover','-v','-s',sys.argv[2],'-p','test_*.py']).returncode)"
-                 ${SAMPCERT_THIRDPARTY_PYTHON} ${tp_dir}/torch)
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/thirdparty_python_test.py
+                 --unittest ${SAMPCERT_THIRDPARTY_PYTHON} torch ${tp_dir}/torch)
 set_tests_properties(python.thirdparty_adapters PROPERTIES
                      LABELS "python;thirdparty" SKIP_RETURN_CODE 77 TIMEOUT 300)
 # name | server | modules | expectations | server arguments
@@ -19,7 +18,8 @@ set(tp_certifications
     "torch|torch/torch_sampler.py|torch|torch/expectations.json|"
     "torch_bf16|torch/torch_sampler.py|torch|torch/expectations_bf16.json|--dtype bf16"
     "transformers|transformers/hf_sampler.py|torch,transformers|transformers/expectations.json|"
-    "transformers_bf16|transformers/hf_sampler.py|torch,transformers|transformers/expectations_bf16.json|--dtype bf16")
+    "transformers_bf16|transformers/hf_sampler.py|torch,transformers|\
+transformers/expectations_bf16.json|--dtype bf16")
 foreach(entry IN LISTS tp_certifications)
   string(REPLACE "|" ";" fields "${entry}")
   list(GET fields 0 name)

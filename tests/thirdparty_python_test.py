@@ -2,12 +2,14 @@
 """Certifies a third-party Python sampler (adapters/thirdparty/) through the exec: protocol.
 
 Usage: thirdparty_python_test.py SAMPCERT PYTHON MODULES SERVER EXPECT OUT_DIR PROFILE [ARG...]
+       thirdparty_python_test.py --unittest PYTHON MODULES TEST_DIR
 
 Runs `sampcert run --sampler exec:'PYTHON SERVER ARG...' --profile PROFILE --expect EXPECT`;
 the result is sampcert's: 0 when every result is what EXPECT pins (a FIX, REGRESSION or
 DIFFERENCE fails). MODULES (comma-separated, e.g. "torch,transformers") must import in PYTHON
 (the virtual environment .ci/install-deps makes); when they do not, the test is skipped
 (exit 77) with what is missing and how to install it, except under CI=true, where it fails.
+--unittest runs the adapters' own tests (unittest discover in TEST_DIR) with PYTHON instead.
 """
 import os
 import shlex
@@ -15,7 +17,11 @@ import subprocess
 import sys
 import time
 
-sampcert, python, modules, server, expect, out_dir, profile, *args = sys.argv[1:]
+unit = sys.argv[1] == "--unittest"
+if unit:
+    python, modules, test_dir = sys.argv[2:5]
+else:
+    sampcert, python, modules, server, expect, out_dir, profile, *args = sys.argv[1:]
 
 
 def skip(why):
@@ -32,6 +38,9 @@ probe = subprocess.run([python, "-c", f"import {modules}"], capture_output=True,
 if probe.returncode != 0:
     skip(f"{python} cannot import {modules}: {probe.stderr.strip().splitlines()[-1:]}")
 
+if unit:
+    sys.exit(subprocess.run([python, "-m", "unittest", "discover", "-v", "-s", test_dir, "-p",
+                             "test_*.py"]).returncode)
 command = " ".join(shlex.quote(w) for w in [python, server, *args])
 cmd = [sampcert, "run", "--sampler", f"exec:{command}", "--profile", profile, "--jobs", "2",
        "--expect", expect, "--out", out_dir]

@@ -61,7 +61,8 @@ def main():
             rs = by_prop[prop]
             first = next((r for r in rs if r["dtype"] == "f32"), rs[0])
             f = first.get("failure", {})
-            dtypes = ", ".join(d for d in ("f32", "f16", "bf16") if any(r["dtype"] == d for r in rs))
+            dtypes = ", ".join(d for d in ("f32", "f16", "bf16")
+                               if any(r["dtype"] == d for r in rs))
             print(f"| {prop} | {dtypes} | {cell(f.get('message', ''), 260)} | "
                   f"`{cell(f.get('minimal_input', ''), 200)}` | "
                   f"`{cell(f.get('reproduction', ''), 400)}` |")
