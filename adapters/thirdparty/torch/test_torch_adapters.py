@@ -65,6 +65,16 @@ class StreamTest(unittest.TestCase):
         np.testing.assert_array_equal(s.draw(p, 1, 2, 11, 2), whole[11:13])  # continues
         self.assertEqual(s.repositioned, 2)
 
+    def test_per_step_draws_are_generates_call_and_replay(self):
+        p = torch.softmax(torch.linspace(0, 3, 100), 0)
+        g = torch.Generator()
+        g.manual_seed(torch_streams.stream_seed(4, 5))
+        want = [int(torch.multinomial(p.reshape(1, -1), 1, generator=g)) for _ in range(30)]
+        s = torch_streams.Streams()
+        got = np.concatenate([s.draw_per_step(p, 4, 5, 0, 10), s.draw_per_step(p, 4, 5, 10, 20)])
+        self.assertEqual(got.tolist(), want)
+        np.testing.assert_array_equal(s.draw_per_step(p, 4, 5, 5, 3), want[5:8])  # replayed
+
     def test_seed_and_row_id_both_key_the_stream(self):
         p = torch.full((64,), 1 / 64)
         a = torch_streams.Streams().draw(p, 1, 2, 0, 64)
@@ -127,6 +137,14 @@ class HfSamplerTest(unittest.TestCase):
         s = hf_sampler.HfSampler("f32")
         out = s.sample(batch(row([0, 9, 1, 2], mask=[1, 0, 1, 1], top_k=2)), 3, 0, 1000)
         self.assertEqual(set(out[0].tolist()), {2, 3})
+
+    def test_per_step_config_and_unknown_config(self):
+        s = hf_sampler.HfSampler("f32")
+        s.create("draws=per-step")
+        self.assertEqual(s.draw, s.streams.draw_per_step)
+        with self.assertRaises(sp.SamplerError) as e:
+            hf_sampler.HfSampler("f32").create("dtype=bf16")
+        self.assertIn("unknown config 'dtype=bf16'", e.exception.message)
 
     def test_greedy_is_argmax_lowest_index(self):
         s = hf_sampler.HfSampler("f32")

@@ -70,6 +70,32 @@ class Streams:
         entry[1] = pos
         return g
 
+    def draw_per_step(self, probs: torch.Tensor, seed: int, row_id: int, first_draw: int,
+                      n: int) -> np.ndarray:
+        """Like draw, but each draw is its own torch.multinomial(probs, 1) call, exactly what
+        transformers' generate does per token (the exponential-trick path: O(V) random numbers
+        a draw). Such a stream cannot skip cheaply: one that does not continue is re-seeded and
+        its earlier draws are made again."""
+        key = (seed, row_id)
+        entry = self._streams.get(key)
+        if entry is None or entry[1] > first_draw:
+            g = torch.Generator()
+            g.manual_seed(stream_seed(seed, row_id))
+            entry = [g, 0]
+            self._streams[key] = entry
+        self._streams.move_to_end(key)
+        while len(self._streams) > self._capacity:
+            self._streams.popitem(last=False)
+        g = entry[0]
+        p = probs.reshape(1, -1)
+        if entry[1] != first_draw:
+            self.repositioned += 1
+        for _ in range(first_draw - entry[1]):
+            torch.multinomial(p, 1, generator=g)
+        out = np.array([int(torch.multinomial(p, 1, generator=g)) for _ in range(n)], np.int64)
+        entry[1] = first_draw + n
+        return out
+
     def draw(self, probs: torch.Tensor, seed: int, row_id: int, first_draw: int,
              n: int) -> np.ndarray:
         """Draws first_draw .. first_draw + n - 1 of the stream from `probs` (1-D, the

@@ -26,7 +26,13 @@ processor list without the warpers, then torch.argmax(scores, dim=-1) as _sample
     warpers on a bf16 model's logits gets); declares bf16 only, accuracy bf16. No f16 variant:
     torch 1.13's CPU kernels have no float16 topk, cumsum, softmax or multinomial.
 The variant is a command-line option because it changes the declarations, which the host reads
-before create gets --sampler-config; --sampler-config accepts only "" (anything else is refused).
+before create gets --sampler-config.
+
+--sampler-config: none or "" (draws by torch.multinomial(probs, n, replacement=True): one double
+    a draw, fast), or "draws=per-step": every draw is its own torch.multinomial(probs,
+    num_samples=1) call, exactly generate's (V random numbers a draw: for single items and
+    small rows, e.g. --item f32/llm_like_V1000; a standard run would take days). Anything
+    else is refused.
 
 Errors: transformers' ValueErrors keep their message and get the code of the parameter they
 name (`temperature` -> INVALID_TEMPERATURE, `top_k`, `top_p`, `min_p`; an empty
@@ -111,11 +117,15 @@ class HfSampler:
     def __init__(self, compute: str):
         self.compute = compute
         self.streams = torch_streams.Streams()
+        self.draw = self.streams.draw
 
     def create(self, config):
-        if config not in (None, ""):
+        if config == "draws=per-step":
+            self.draw = self.streams.draw_per_step
+        elif config not in (None, ""):
             raise sp.SamplerError(sp.INVALID_ARGUMENT, f"unknown config '{config}': this "
-                                  "sampler takes none (the variant is the command's --dtype)")
+                                  "sampler takes none, \"\" or \"draws=per-step\" (the dtype "
+                                  "variant is the command's --dtype)")
 
     def _scores(self, batch, r, row):
         """(greedy, processed scores [1, V]) or a SamplerError."""
@@ -146,8 +156,8 @@ class HfSampler:
                 out[r] = int(torch.argmax(scores, dim=-1)[0])
                 continue
             try:
-                out[r] = self.streams.draw(self._probs(False, scores)[0], seed, row.row_id,
-                                           first_draw, draws_per_row)
+                out[r] = self.draw(self._probs(False, scores)[0], seed, row.row_id,
+                                   first_draw, draws_per_row)
             except RuntimeError as e:
                 raise sp.SamplerError(sp.NUMERICAL_FAILURE, f"row {r}: torch.multinomial: "
                                       f"{e}", r)
