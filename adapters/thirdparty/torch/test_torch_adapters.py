@@ -112,6 +112,7 @@ class TorchSamplerTest(unittest.TestCase):
     def test_declarations(self):
         info = torch_sampler.make_info("bf16")
         self.assertEqual(info.accuracy, "bf16")
+        self.assertTrue(info.sequential)
         self.assertNotIn("f16", info.capabilities)
 
 
@@ -150,6 +151,14 @@ class HfSamplerTest(unittest.TestCase):
         s = hf_sampler.HfSampler("f32")
         out = s.sample(batch(row([1, 4, 4, 0], temperature=0)), 3, 0, 5)
         self.assertEqual(out[0].tolist(), [1] * 5)
+
+    def test_declarations(self):
+        info = hf_sampler.make_info("f32")
+        self.assertEqual((info.top_k_tie_rule, info.top_p_tie_rule, info.sequential),
+                         ("keep-all", "exact-any", True))
+        self.assertEqual(info.greedy_tie_break, "lowest-index")
+        self.assertEqual(list(info.truncation_order), ["top-k", "top-p", "min-p"])
+        self.assertGreater(len(info.encode()), 0)
 
     def test_transformers_value_errors_get_the_parameters_code(self):
         s = hf_sampler.HfSampler("f32")

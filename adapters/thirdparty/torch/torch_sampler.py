@@ -50,7 +50,7 @@ def make_info(compute: str) -> sp.Info:
         accuracy="fp32" if compute == "f32" else "bf16",
         sequential=True,  # a torch.Generator per stream (torch_streams.py)
     )
-    return torch_streams.make_info(sp, **fields)
+    return sp.Info(**fields)
 
 
 class TorchSampler:

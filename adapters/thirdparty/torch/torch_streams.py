@@ -124,10 +124,3 @@ def logits_tensor(row, dtype: str, compute: str) -> torch.Tensor:
     bits = torch.from_numpy(np.array(row.bits, dtype=np.uint16).view(np.int16))
     return bits.view(torch.bfloat16 if dtype == "bf16" else torch.float16)
 
-
-def make_info(sp, **fields):
-    """sp.Info(**fields), leaving out the ABI MINOR 1 fields (sequential, per-step tie rules,
-    draw cost) that an older sampcert_protocol.py does not know; the servers' own stream
-    positioning keeps draws correct for a host that cannot be told they are sequential."""
-    known = {f.name for f in sp.dataclasses.fields(sp.Info)}
-    return sp.Info(**{k: v for k, v in fields.items() if k in known})

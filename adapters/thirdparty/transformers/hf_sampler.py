@@ -93,8 +93,7 @@ def logits_processors(row, vocab):
 
 
 def make_info(compute: str) -> sp.Info:
-    return torch_streams.make_info(
-        sp,
+    return sp.Info(
         name="hf_transformers" + ("" if compute == "f32" else "_bf16"),
         version=f"transformers {transformers.__version__}, torch {torch.__version__}",
         capabilities=(["f32", "f16", "bf16"] if compute == "f32" else ["bf16"]) +
