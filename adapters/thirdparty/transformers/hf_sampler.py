@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""Hugging Face transformers' own sampling path as a sampcert protocol server.
+
+    sampcert run --sampler exec:'/opt/sampcert-thirdparty/venv/bin/python \
+        adapters/thirdparty/transformers/hf_sampler.py [--dtype bf16]' --profile quick
+
+For each row this builds the logits-processor list with transformers' REAL
+GenerationMixin._get_logits_processor (transformers 4.47.1, generation/utils.py, the
+"Processors previously known as LogitsWarpers" block), from a GenerationConfig(do_sample=True,
+temperature=T, top_k=k, top_p=p, min_p=m): in that code's order TemperatureLogitsWarper (when
+T != 1), TopKLogitsWarper (k != 0), TopPLogitsWarper (p < 1), MinPLogitsWarper (min_p not None),
+each constructed, validated and applied by transformers itself. A mask is passed as HF's
+prefix_allowed_tokens_fn (the allowed token ids), so transformers' PrefixConstrainedLogitsProcessor
+adds -inf to the masked scores (`scores + mask`), as generate does. Then, as GenerationMixin._sample
+does: probs = nn.functional.softmax(scores, dim=-1) and torch.multinomial(probs) with a
+torch.Generator (one per (seed, row_id) stream, torch_streams.py).
+
+T = 0: TemperatureLogitsWarper refuses it ("If you're looking for greedy decoding strategies,
+set `do_sample=False`"), so T = 0 is what that message says: do_sample=False, i.e. the same
+processor list without the warpers, then torch.argmax(scores, dim=-1) as _sample does
+(the first maximal index: greedy lowest-index).
+
+--dtype f32 (default): logits upcast to float32 first, as _sample does
+    (`outputs.logits[:, -1, :].clone().float()`); declares f32, f16, bf16 at accuracy fp32.
+--dtype bf16: the warpers, softmax and multinomial run on bf16 scores (what a caller of the
+    warpers on a bf16 model's logits gets); declares bf16 only, accuracy bf16. No f16 variant:
+    torch 1.13's CPU kernels have no float16 topk, cumsum, softmax or multinomial.
+The variant is a command-line option because it changes the declarations, which the host reads
+before create gets --sampler-config.
+
+--sampler-config: none or "" (draws by torch.multinomial(probs, n, replacement=True): one double
+    a draw, fast), or "draws=per-step": every draw is its own torch.multinomial(probs,
+    num_samples=1) call, exactly generate's (V random numbers a draw: for single items and
+    small rows, e.g. --item f32/llm_like_V1000; a standard run would take days). Anything
+    else is refused.
+
+Errors: transformers' ValueErrors keep their message and get the code of the parameter they
+name (`temperature` -> INVALID_TEMPERATURE, `top_k`, `top_p`, `min_p`; an empty
+prefix_allowed_tokens_fn list -> EMPTY_SUPPORT); torch's RuntimeErrors (multinomial's
+"probability tensor contains either inf, nan or element < 0") are NUMERICAL_FAILURE.
+Parameters transformers ignores (top_p >= 1 or NaN: no TopPLogitsWarper) are ignored here too.
+"""
+
+import argparse
+import os
+import sys
+import types
+import warnings
+
+os.environ["HF_HUB_OFFLINE"] = "1"  # no network at run time: nothing here downloads
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+
+import numpy as np  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+sys.path.insert(0, os.path.join(HERE, "..", "torch"))
+import sampcert_protocol as sp  # noqa: E402
+import torch  # noqa: E402
+import torch_streams  # noqa: E402
+import transformers  # noqa: E402
+from transformers import GenerationConfig, LogitsProcessorList  # noqa: E402
+from transformers.generation.utils import GenerationMixin  # noqa: E402
+
+# Which SamplerError code a transformers ValueError gets, by the parameter its message names.
+VALUE_ERROR_CODES = [("`temperature`", sp.INVALID_TEMPERATURE), ("`top_k`", sp.INVALID_TOP_K),
+                     ("`top_p`", sp.INVALID_TOP_P), ("`min_p`", sp.INVALID_MIN_P),
+                     ("returned an empty list", sp.EMPTY_SUPPORT)]
+
+
+class _Model(GenerationMixin):
+    """Just enough of a model for GenerationMixin._get_logits_processor: it reads
+    self.config only for processors the configs here never ask for (watermarking, ...)."""
+
+    def __init__(self, vocab):
+        self.config = types.SimpleNamespace(vocab_size=vocab, is_encoder_decoder=False)
+
+
+def logits_processors(row, vocab):
+    """transformers' own processor list for this row (do_sample=False at T = 0)."""
+    greedy = row.temperature == 0
+    gc = GenerationConfig(do_sample=not greedy, temperature=row.temperature, top_k=row.top_k,
+                          top_p=row.top_p, min_p=row.min_p)
+    gc._eos_token_tensor = None  # set by generate's _prepare_special_tokens; no EOS here
+    allowed = None
+    if row.mask is not None:
+        ids = np.flatnonzero(row.mask).tolist()
+        allowed = lambda batch_id, input_ids: ids  # noqa: E731
+    return greedy, _Model(vocab)._get_logits_processor(
+        generation_config=gc, input_ids_seq_length=1,
+        encoder_input_ids=torch.zeros((1, 1), dtype=torch.long),
+        prefix_allowed_tokens_fn=allowed, logits_processor=LogitsProcessorList(), device="cpu")
+
+
+def make_info(compute: str) -> sp.Info:
+    return sp.Info(
+        name="hf_transformers" + ("" if compute == "f32" else "_bf16"),
+        version=f"transformers {transformers.__version__}, torch {torch.__version__}",
+        capabilities=(["f32", "f16", "bf16"] if compute == "f32" else ["bf16"]) +
+        ["mask", "top-k", "top-p", "min-p", "temperature-0", "probabilities", "batch"],
+        greedy_tie_break="lowest-index",  # torch.argmax: the first maximal index
+        # TopKLogitsWarper removes `scores < topk(scores, k)[0][..., -1]`: ties at the k-th
+        # value are kept. TopPLogitsWarper cuts in torch.sort's order: exactly as many as the
+        # mass needs, the tied ones in sort order (exact, any).
+        tie_rule="keep-all", top_k_tie_rule="keep-all", top_p_tie_rule="exact-any",
+        pipeline_order="temperature-first",  # TemperatureLogitsWarper first
+        truncation_order=("top-k", "top-p", "min-p"),  # _get_logits_processor's order
+        nan_policy="error",
+        determinism="same-seed",
+        accuracy="fp32" if compute == "f32" else "bf16",
+        sequential=True,  # a torch.Generator per stream (torch_streams.py)
+    )
+
+
+class HfSampler:
+    def __init__(self, compute: str):
+        self.compute = compute
+        self.streams = torch_streams.Streams()
+        self.draw = self.streams.draw
+
+    def create(self, config):
+        if config == "draws=per-step":
+            self.draw = self.streams.draw_per_step
+        elif config not in (None, ""):
+            raise sp.SamplerError(sp.INVALID_ARGUMENT, f"unknown config '{config}': this "
+                                  "sampler takes none, \"\" or \"draws=per-step\" (the dtype "
+                                  "variant is the command's --dtype)")
+
+    def _scores(self, batch, r, row):
+        """(greedy, processed scores [1, V]) or a SamplerError."""
+        try:
+            greedy, processors = logits_processors(row, batch.vocab)
+            scores = torch_streams.logits_tensor(row, batch.dtype, self.compute).reshape(1, -1)
+            input_ids = torch.zeros((1, 1), dtype=torch.long)
+            return greedy, processors(input_ids, scores)
+        except ValueError as e:
+            code = next((c for key, c in VALUE_ERROR_CODES if key in str(e)),
+                        sp.INVALID_ARGUMENT)
+            raise sp.SamplerError(code, f"row {r}: transformers: {e}", r)
+        except RuntimeError as e:
+            raise sp.SamplerError(sp.NUMERICAL_FAILURE, f"row {r}: torch: {e}", r)
+
+    def _probs(self, greedy, scores):
+        if greedy:
+            p = torch.zeros_like(scores, dtype=torch.float64)
+            p[0, torch.argmax(scores, dim=-1)] = 1
+            return p
+        return torch.nn.functional.softmax(scores, dim=-1)
+
+    def sample(self, batch, seed, first_draw, draws_per_row):
+        rows = [self._scores(batch, r, row) for r, row in enumerate(batch.rows)]
+        out = np.empty((len(batch.rows), draws_per_row), np.int64)
+        for r, (row, (greedy, scores)) in enumerate(zip(batch.rows, rows)):
+            if greedy:
+                out[r] = int(torch.argmax(scores, dim=-1)[0])
+                continue
+            try:
+                out[r] = self.draw(self._probs(False, scores)[0], seed, row.row_id,
+                                   first_draw, draws_per_row)
+            except RuntimeError as e:
+                raise sp.SamplerError(sp.NUMERICAL_FAILURE, f"row {r}: torch.multinomial: "
+                                      f"{e}", r)
+        return out
+
+    def probabilities(self, batch):
+        out = []
+        for r, row in enumerate(batch.rows):
+            greedy, scores = self._scores(batch, r, row)
+            out.append(self._probs(greedy, scores)[0].double().numpy())
+        return np.stack(out)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--dtype", choices=["f32", "bf16", "f16"], default="f32")
+    args = ap.parse_args()
+    if args.dtype == "f16":
+        sys.stderr.write("hf_sampler.py: no f16 variant: torch 1.13's CPU kernels have no "
+                         "float16 topk, cumsum, softmax or multinomial\n")
+        sys.exit(2)
+    warnings.simplefilter("ignore")  # GenerationConfig's advice about unused parameters
+    s = HfSampler(args.dtype)
+    sp.serve(s.sample, make_info(args.dtype), probabilities_fn=s.probabilities,
+             create_fn=s.create)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,51 @@
+# Third-party samplers through the exec: protocol (issue 13): PyTorch's primitives and Hugging
+# Face transformers' own logits processors (adapters/thirdparty/torch, .../transformers), run by
+# the python of the virtual environment .ci/install-deps makes. Each certification pins the
+# sampler's failures in its expectations file (README.md there explains each). Without torch /
+# transformers the tests skip (77), and fail under CI=true (tests/thirdparty_python_test.py).
+set(SAMPCERT_THIRDPARTY_PYTHON /opt/sampcert-thirdparty/venv/bin/python
+    CACHE FILEPATH "python of the virtual environment with torch and transformers")
+# The expectations files pin the standard profile (seed 1): about 7 minutes for the four here.
+set(SAMPCERT_THIRDPARTY_PROFILE standard)
+set(tp_dir ${PROJECT_SOURCE_DIR}/adapters/thirdparty)
+add_test(NAME python.thirdparty_adapters
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/thirdparty_python_test.py
+                 --unittest ${SAMPCERT_THIRDPARTY_PYTHON} torch ${tp_dir}/torch)
+set_tests_properties(python.thirdparty_adapters PROPERTIES
+                     LABELS "python;thirdparty" SKIP_RETURN_CODE 77 TIMEOUT 300)
+# The certifications run in the dev build only: what they test is Python code that no sanitizer
+# instruments, and the host's exec: path is the sanitizer build's already
+# (exec.protocol_and_broken_samplers, conformance.exec_numpy_example.quick); twice would add
+# about 8 minutes to .ci/run for nothing.
+if(SAMPCERT_SANITIZE)
+  return()
+endif()
+# name | server | modules | expectations | server arguments
+set(tp_certifications
+    "torch|torch/torch_sampler.py|torch|torch/expectations.json|"
+    "torch_bf16|torch/torch_sampler.py|torch|torch/expectations_bf16.json|--dtype bf16"
+    "transformers|transformers/hf_sampler.py|torch,transformers|transformers/expectations.json|"
+    "transformers_bf16|transformers/hf_sampler.py|torch,transformers|\
+transformers/expectations_bf16.json|--dtype bf16")
+foreach(entry IN LISTS tp_certifications)
+  string(REPLACE "|" ";" fields "${entry}")
+  list(GET fields 0 name)
+  list(GET fields 1 server)
+  list(GET fields 2 modules)
+  list(GET fields 3 expect)
+  list(LENGTH fields n)
+  set(extra "")
+  if(n GREATER 4)
+    list(GET fields 4 extra)
+    separate_arguments(extra UNIX_COMMAND "${extra}")
+  endif()
+  add_test(NAME conformance.thirdparty.${name}.${SAMPCERT_THIRDPARTY_PROFILE}
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/thirdparty_python_test.py
+                   $<TARGET_FILE:sampcert> ${SAMPCERT_THIRDPARTY_PYTHON} ${modules}
+                   ${tp_dir}/${server} ${tp_dir}/${expect}
+                   ${CMAKE_CURRENT_BINARY_DIR}/thirdparty/${name} ${SAMPCERT_THIRDPARTY_PROFILE}
+                   ${extra})
+  set_tests_properties(conformance.thirdparty.${name}.${SAMPCERT_THIRDPARTY_PROFILE} PROPERTIES
+                       LABELS "thirdparty;conformance;python" SKIP_RETURN_CODE 77
+                       TIMEOUT 1800 RUN_SERIAL ON)
+endforeach()

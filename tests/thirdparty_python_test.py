@@ -1,0 +1,52 @@
+#!/usr/bin/python3
+"""Certifies a third-party Python sampler (adapters/thirdparty/) through the exec: protocol.
+
+Usage: thirdparty_python_test.py SAMPCERT PYTHON MODULES SERVER EXPECT OUT_DIR PROFILE [ARG...]
+       thirdparty_python_test.py --unittest PYTHON MODULES TEST_DIR
+
+Runs `sampcert run --sampler exec:'PYTHON SERVER ARG...' --profile PROFILE --expect EXPECT`;
+the result is sampcert's: 0 when every result is what EXPECT pins (a FIX, REGRESSION or
+DIFFERENCE fails). MODULES (comma-separated, e.g. "torch,transformers") must import in PYTHON
+(the virtual environment .ci/install-deps makes); when they do not, the test is skipped
+(exit 77) with what is missing and how to install it, except under CI=true, where it fails.
+--unittest runs the adapters' own tests (unittest discover in TEST_DIR) with PYTHON instead.
+"""
+import os
+import shlex
+import subprocess
+import sys
+import time
+
+unit = sys.argv[1] == "--unittest"
+if unit:
+    python, modules, test_dir = sys.argv[2:5]
+else:
+    sampcert, python, modules, server, expect, out_dir, profile, *args = sys.argv[1:]
+
+
+def skip(why):
+    ci = os.environ.get("CI") == "true"
+    print(f"{'FAIL (CI=true: a third-party test must run)' if ci else 'SKIP'}: {why}; "
+          "install with: sudo .ci/install-deps")
+    sys.exit(1 if ci else 77)
+
+
+if not os.access(python, os.X_OK):
+    skip(f"no python at {python} (the third-party virtual environment)")
+probe = subprocess.run([python, "-c", f"import {modules}"], capture_output=True, text=True,
+                       env=dict(os.environ, HF_HUB_OFFLINE="1"))
+if probe.returncode != 0:
+    skip(f"{python} cannot import {modules}: {probe.stderr.strip().splitlines()[-1:]}")
+
+if unit:
+    sys.exit(subprocess.run([python, "-m", "unittest", "discover", "-v", "-s", test_dir, "-p",
+                             "test_*.py"]).returncode)
+command = " ".join(shlex.quote(w) for w in [python, server, *args])
+cmd = [sampcert, "run", "--sampler", f"exec:{command}", "--profile", profile, "--jobs", "2",
+       "--expect", expect, "--out", out_dir]
+print("$", " ".join(shlex.quote(w) for w in cmd), flush=True)
+t = time.monotonic()
+p = subprocess.run(cmd, capture_output=True, text=True)
+print(p.stdout[-6000:], p.stderr[-4000:], sep="\n")
+print(f"exit {p.returncode} after {time.monotonic() - t:.0f} s; report in {out_dir}")
+sys.exit(p.returncode)
