@@ -26,7 +26,7 @@ int main(void) {
   batch.rows = &row;
   if (sizeof(sampcert_row) != 56 || sizeof(sampcert_batch) != 40 ||
       sizeof(sampcert_sampler_api) != 56 || sizeof(sampcert_error) != 1048 ||
-      sizeof(sampcert_sampler_info) != 80) {
+      sizeof(sampcert_sampler_info) != 96) {
     fprintf(stderr, "unexpected ABI struct sizes\n");
     return 1;
   }

@@ -19,6 +19,8 @@ RowView ToRowView(const sampcert_batch& batch, std::size_t r);
 // The policies a sampler declared in its info.
 Policies PoliciesFromInfo(const sampcert_sampler_info& info);
 void PoliciesToInfo(const Policies& policies, sampcert_sampler_info* info);
+// What is wrong with the info's fields that Policies cannot hold (an unknown draw_mode), or "".
+std::string ValidateInfoExtensions(const sampcert_sampler_info& info);
 
 // Writes `error` into the caller's struct (message truncated to fit, always NUL-terminated) and
 // returns its code as the ABI status. Safe with a null `out`.

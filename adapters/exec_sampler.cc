@@ -507,7 +507,11 @@ int32_t StartChild(Program& p, std::unique_ptr<Child>* out, sampcert_error* err)
                   r.Get(&i.pipeline_order) && r.Get(&i.truncation_order[0]) &&
                   r.Get(&i.truncation_order[1]) && r.Get(&i.truncation_order[2]) &&
                   r.Get(&i.nan_policy) && r.Get(&i.greedy_threshold) && r.Get(&i.determinism) &&
-                  r.Get(&i.accuracy) && r.Get(&i.thread_safe);
+                  r.Get(&i.accuracy) && r.Get(&i.thread_safe) &&
+                  // Protocol MINOR 1 appends the ABI MINOR 1 fields; a MINOR 0 reply ends here
+                  // and they stay 0 (as declared, random access, no declared cost).
+                  (minor < 1 || (r.Get(&i.top_k_tie_rule) && r.Get(&i.top_p_tie_rule) &&
+                                 r.Get(&i.draw_mode) && r.Get(&i.draw_cost_ns_per_token)));
   if (ok && major != kExecProtocolMajor) {
     SetError(err, SAMPCERT_STATUS_VERSION_MISMATCH, -1,
              fmt::format("exec sampler '{}' speaks protocol {}.{}; this host speaks {}.{}",

@@ -186,17 +186,32 @@ Expected<std::unique_ptr<Sampler>> Sampler::Open(const sampcert_sampler_api* api
   s->info_.capabilities = info.capabilities;
   s->info_.policies = PoliciesFromInfo(info);
   s->info_.thread_safe = info.thread_safe != 0;
+  if (std::string why = ValidateInfoExtensions(info); !why.empty()) {
+    return Error{
+        ErrorCode::kInvalidArgument,
+        fmt::format("sampler '{}' declares an invalid info field: {}", s->info_.name, why)};
+  }
   if (std::string why = ValidatePolicies(s->info_.policies); !why.empty()) {
     return Error{ErrorCode::kInvalidArgument,
                  fmt::format("sampler '{}' declares invalid policies: {}", s->info_.name, why)};
   }
-  err = FreshError();
+  if (config != nullptr) s->config_ = std::string(config);
+  if (auto failed = s->Create()) return *failed;
+  return s;
+}
+
+std::optional<Error> Sampler::Create() {
+  sampcert_error err = FreshError();
+  int32_t st;
   {
     Traced t("create()");
-    st = api->create(config, &s->handle_, &err);
+    st = api_->create(config_ ? config_->c_str() : nullptr, &handle_, &err);
   }
-  if (st != SAMPCERT_STATUS_OK) return FromAbiError(st, err);
-  return s;
+  if (st != SAMPCERT_STATUS_OK) {
+    handle_ = nullptr;
+    return FromAbiError(st, err);
+  }
+  return std::nullopt;
 }
 
 Sampler::~Sampler() {
@@ -274,6 +289,46 @@ Expected<std::vector<double>> Sampler::Probabilities(const Batch& batch) {
 
 Expected<std::vector<int64_t>> Sampler::Sample(const Batch& batch, uint64_t seed,
                                                uint64_t first_draw, uint64_t draws_per_row) {
+  if (!info_.policies.sequential_draws) return SampleCall(batch, seed, first_draw, draws_per_row);
+  // POL-7: a sequential sampler is asked for each (seed, row id) stream's draws in order. Each
+  // row is served alone (two rows of one batch may share a stream); a request behind a stream's
+  // position starts the streams again on a new handle, one ahead of it draws the gap first.
+  std::vector<int64_t> out(batch.rows.size() * draws_per_row);
+  for (std::size_t r = 0; r < batch.rows.size(); ++r) {
+    Batch one{batch.dtype, batch.vocab, {batch.rows[r]}};
+    const std::pair<uint64_t, uint64_t> key{seed, batch.rows[r].row_id};
+    auto it = stream_next_.find(key);
+    uint64_t next = it == stream_next_.end() ? 0 : it->second;
+    if (next > first_draw) {
+      if (handle_ != nullptr) {
+        Traced t("destroy()");
+        api_->destroy(handle_);
+        handle_ = nullptr;
+      }
+      stream_next_.clear();
+      ++stream_restarts_;
+      if (auto failed = Create()) return *failed;
+      next = 0;
+    }
+    // The gap, in bounded chunks, discarded.
+    while (next < first_draw) {
+      const uint64_t chunk = std::min<uint64_t>(first_draw - next, uint64_t{1} << 20);
+      auto skipped = SampleCall(one, seed, next, chunk);
+      if (!skipped.ok()) return skipped.error();
+      next += chunk;
+      stream_next_[key] = next;
+    }
+    auto drawn = SampleCall(one, seed, first_draw, draws_per_row);
+    if (!drawn.ok()) return drawn.error();
+    stream_next_[key] = first_draw + draws_per_row;
+    std::copy(drawn->begin(), drawn->end(),
+              out.begin() + static_cast<std::ptrdiff_t>(r * draws_per_row));
+  }
+  return out;
+}
+
+Expected<std::vector<int64_t>> Sampler::SampleCall(const Batch& batch, uint64_t seed,
+                                                   uint64_t first_draw, uint64_t draws_per_row) {
   const std::size_t n = batch.rows.size() * draws_per_row;
   GuardedCall call(batch, AbiRows(batch), n * sizeof(int64_t));
   const sampcert_batch b{SAMPCERT_BATCH_STRUCT_SIZE,

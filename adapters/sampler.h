@@ -4,8 +4,11 @@
 #define SAMPCERT_ADAPTERS_SAMPLER_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sampcert/error.h"
@@ -80,10 +83,17 @@ class Sampler {
   // batch. Empty when the last call succeeded or reported its error well.
   const std::string& last_error_problem() const { return last_error_problem_; }
 
+  // POL-7: how often the streams of a sequential sampler were started again on a new handle.
+  uint64_t stream_restarts() const { return stream_restarts_; }
+
  private:
   Sampler(const sampcert_sampler_api* api, std::shared_ptr<void> keep_alive)
       : api_(api), keep_alive_(std::move(keep_alive)) {}
   std::vector<sampcert_row> AbiRows(const Batch& batch) const;
+  std::optional<Error> Create();  // creates handle_ with config_
+  // One sample() call into the sampler, as asked.
+  Expected<std::vector<int64_t>> SampleCall(const Batch& batch, uint64_t seed, uint64_t first_draw,
+                                            uint64_t draws_per_row);
   void Violation(std::string what);
 
   const sampcert_sampler_api* api_;
@@ -94,6 +104,10 @@ class Sampler {
   uint64_t abi_checked_calls_ = 0;
   uint64_t abi_violation_count_ = 0;
   std::string last_error_problem_;
+  std::optional<std::string> config_;  // create()'s config, kept to create the handle again
+  // POL-7: the next draw of each (seed, row id) stream of a sequential sampler on this handle.
+  std::map<std::pair<uint64_t, uint64_t>, uint64_t> stream_next_;
+  uint64_t stream_restarts_ = 0;
 };
 
 }  // namespace sampcert::adapters

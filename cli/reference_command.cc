@@ -7,8 +7,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <vector>
 
+#include "properties/row_case.h"
 #include "results/text.h"
 #include "sampcert/reference_distribution.h"
 #include "sampcert/reference_sampler.h"
@@ -49,7 +52,47 @@ bool ParseDType(const std::string& s, DType* out) {
 
 }  // namespace
 
+namespace {
+
+// --row FILE: every field of the row from a row file (SPEC section 11), bit-exact.
+bool ParseRowFile(const ReferenceRequest& req, ParsedRow* parsed, std::ostream& err) {
+  if (req.draws < 0 || req.draws > kMaxDraws) {
+    fmt::print(err, "error: --draws must be in [0, {}], not {}\n", kMaxDraws, req.draws);
+    return false;
+  }
+  std::ifstream in(req.row_file, std::ios::binary);
+  if (!in) {
+    fmt::print(err, "error: cannot read the row file {}\n",
+               results::EscapeForTerminal(req.row_file));
+    return false;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  Expected<properties::RowCase> row = properties::RowCaseFromRowFile(text.str());
+  if (!row.ok()) {
+    fmt::print(err, "error: {}: {}\n", results::EscapeForTerminal(req.row_file),
+               results::EscapeForTerminal(row.error().message));
+    return false;
+  }
+  parsed->bits32 = row->bits32;
+  parsed->bits16 = row->bits16;
+  parsed->mask = row->mask;
+  RowView& v = parsed->view;
+  v = row->view();
+  v.logits = row->dtype == DType::kF32 ? static_cast<const void*>(parsed->bits32.data())
+                                       : static_cast<const void*>(parsed->bits16.data());
+  v.mask = parsed->mask.empty() ? nullptr : parsed->mask.data();
+  return true;
+}
+
+}  // namespace
+
 bool ParseRow(const ReferenceRequest& req, ParsedRow* parsed, std::ostream& err) {
+  if (!req.row_file.empty()) return ParseRowFile(req, parsed, err);
+  if (req.logits.empty()) {
+    fmt::print(err, "error: give the row with --logits (and its options) or --row FILE\n");
+    return false;
+  }
   DType dtype;
   if (!ParseDType(req.dtype, &dtype)) {
     fmt::print(err, "error: --dtype must be f32, f16 or bf16, not '{}'\n", req.dtype);
@@ -160,8 +203,8 @@ int RunReference(const ReferenceRequest& req, std::ostream& out, std::ostream& e
   if (req.draws > 0) {
     const ReferenceSampler sampler(ref->probs);
     std::vector<int64_t> tokens(static_cast<std::size_t>(req.draws));
-    sampler.Draw(req.seed, req.row_id, 0, tokens);
-    fmt::print(out, "draws (seed {}, row id {}):", req.seed, req.row_id);
+    sampler.Draw(req.seed, row.row_id, 0, tokens);
+    fmt::print(out, "draws (seed {}, row id {}):", req.seed, row.row_id);
     for (int64_t t : tokens) fmt::print(out, " {}", t);
     fmt::print(out, "\n");
   }

@@ -19,6 +19,7 @@ namespace sampcert::cli {
 inline constexpr int64_t kMaxDraws = int64_t{1} << 24;
 
 struct ReferenceRequest {
+  std::string row_file;  // --row: the whole row from a row file (instead of --logits & co.)
   std::string dtype = "f32";
   std::vector<std::string> logits;  // decimal values or inf / -inf / nan
   std::vector<int> mask;            // empty: all allowed

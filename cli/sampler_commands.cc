@@ -53,12 +53,22 @@ int RunInfo(const std::string& sampler, std::ostream& out, std::ostream& err,
   const Policies& p = i.policies;
   fmt::print(out, "name:          {}\nversion:       {}\ncapabilities:  {}\n", S(i.name),
              S(i.version), Capabilities(i.capabilities));
+  auto ties = [](TieRule r) {
+    return r == TieRule::kKeepAll            ? "keep all"
+           : r == TieRule::kExactLowestIndex ? "exact, lowest index"
+                                             : "exact, any";
+  };
   fmt::print(out, "greedy ties:   {}\n",
-             p.greedy_tie_break == GreedyTieBreak::kUniform ? "uniform" : "lowest index");
-  fmt::print(out, "cut ties:      {}\n",
-             p.tie_rule == TieRule::kKeepAll            ? "keep all"
-             : p.tie_rule == TieRule::kExactLowestIndex ? "exact, lowest index"
-                                                        : "exact, any");
+             p.greedy_tie_break == GreedyTieBreak::kUniform       ? "uniform"
+             : p.greedy_tie_break == GreedyTieBreak::kLowestIndex ? "lowest index"
+                                                                  : "any winner");
+  fmt::print(out, "cut ties:      {}\n", ties(p.tie_rule));
+  if (p.top_k_tie_rule) fmt::print(out, "top-k ties:    {}\n", ties(*p.top_k_tie_rule));
+  if (p.top_p_tie_rule) fmt::print(out, "top-p ties:    {}\n", ties(*p.top_p_tie_rule));
+  fmt::print(out, "draws:         {}\n", p.sequential_draws ? "sequential only" : "random access");
+  if (p.draw_cost_ns_per_token > 0) {
+    fmt::print(out, "draw cost:     {} ns per vocabulary token\n", p.draw_cost_ns_per_token);
+  }
   fmt::print(out, "order:         {} ({}, {}, {})\n",
              p.order == PipelineOrder::kTemperatureFirst ? "temperature first" : "truncation first",
              Step(p.truncation_order[0]), Step(p.truncation_order[1]), Step(p.truncation_order[2]));
@@ -93,7 +103,8 @@ int RunSample(const std::string& sampler, const ReferenceRequest& req, std::ostr
                S(tokens.error().message));
     return 1;
   }
-  fmt::print(out, "{} draws (seed {}, row id {}):", S((*s)->info().name), req.seed, req.row_id);
+  fmt::print(out, "{} draws (seed {}, row id {}):", S((*s)->info().name), req.seed,
+             parsed.view.row_id);
   for (int64_t t : *tokens) fmt::print(out, " {}", t);
   fmt::print(out, "\n");
   return 0;

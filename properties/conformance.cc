@@ -34,9 +34,15 @@ Expected<std::vector<int64_t>> Draw(adapters::Sampler& sampler, const RowCase& r
 void FailItem(TestResult& r, std::string message, const RowCase& row,
               const std::string& sampler_arg, const Plan& plan, const PlanItem& item) {
   r.status = Status::kFail;
-  r.failure = Failure{std::move(message), Describe(row), Describe(row),
+  RowCase named = row;  // a planned row's file says which planned row it is
+  if (named.family.empty()) named.family = item.name;
+  r.failure = Failure{std::move(message),
+                      Describe(row),
+                      Describe(row),
                       fmt::format("sampcert run --sampler {} --profile {} --seed {} --item {}",
-                                  sampler_arg, plan.profile.name, plan.seed, item.Id())};
+                                  sampler_arg, plan.profile.name, plan.seed, item.Id()),
+                      RowFileJson(named),
+                      ""};
 }
 
 const std::vector<std::pair<std::string, std::string>>& PropertyCatalog() {

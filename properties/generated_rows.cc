@@ -181,10 +181,13 @@ std::vector<TestResult> RunGeneratedRows(adapters::Sampler& sampler, const std::
       // --case is always shrunk. Both are fixed by the plan, never by a clock (REPRO-1).
       if (only_case >= 0 || shrunk < plan.profile.shrink_failures) {
         ++shrunk;
-        f.minimal_input = Describe(Shrink(sampler, c.shrinkable, o.property, c.seed,
-                                          plan.profile.shrink_steps, plan.profile.shrink_work));
+        const RowCase minimal = Shrink(sampler, c.shrinkable, o.property, c.seed,
+                                       plan.profile.shrink_steps, plan.profile.shrink_work);
+        f.minimal_input = Describe(minimal);
+        f.row = RowFileJson(minimal);
       } else {
         f.minimal_input = f.input;
+        f.row = RowFileJson(row);
         r.note =
             "not shrunk (the item's shrink budget went to earlier failures): its "
             "reproduction command shrinks it";

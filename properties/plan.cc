@@ -201,6 +201,12 @@ Plan MakePlan(const Profile& profile, const adapters::SamplerInfo& info, uint64_
   std::size_t statistical = dtypes.size();
   for (const std::string& d : dtypes) {
     for (const auto& [name, row] : PlannedRows(DTypeFromName(d), info.capabilities)) {
+      // Greedy ties under the `any` tie-break constrain only the support (every draw a winner),
+      // which the generated rows check; there is no distribution to test.
+      if (info.policies.greedy_tie_break == GreedyTieBreak::kAny) {
+        auto ref = ComputeReference(row.view(), info.policies);
+        if (ref.ok() && ref->any_greedy_ties) continue;
+      }
       plan.items.push_back({name.starts_with("dominant_tail") || name.starts_with("deep_tail")
                                 ? "tail"
                                 : "distribution",

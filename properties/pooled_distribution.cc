@@ -151,7 +151,11 @@ TestResult PooledDistribution::Result(const PlanItem& item) const {
         fmt::format("the generated rows' draws do not follow their references: {}; adjusted "
                     "p = {:.3g} < {:.3g}",
                     stats, p, item.level),
-        "", "", ""};
+        "",
+        "",
+        "",
+        "",
+        ""};  // pooled over many rows: no one row to give as a file
     return r;
   }
   r.note = fmt::format(

@@ -50,6 +50,9 @@ ProbabilityCheck CheckProbabilities(const ReferenceDistribution& ref, std::span<
     fail("NORM-1",
          fmt::format("probabilities sum to {:.17g} (allowed |sum - 1| <= {:.3g})", sum, norm_tol));
   }
+  // Greedy ties under the `any` tie-break: any split of the mass over the winners is allowed,
+  // and the support checks above are all there is to check.
+  if (ref.any_greedy_ties) return c;
   // The null: the reference itself, or renormalized over what the sampler kept at a boundary.
   Expected<std::vector<long double>> null = ref.RenormalizedOver(kept);
   if (!null.ok()) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "adapters/sampler.h"
+#include "sampcert/error.h"
 #include "sampcert/row.h"
 
 namespace sampcert::properties {
@@ -35,6 +36,14 @@ adapters::Batch OneRow(const RowCase& row);
 
 // A one-line, human-readable description: dtype, V, T, truncation, first logits.
 std::string Describe(const RowCase& row);
+
+// Row files (SPEC section 11): a row's complete input as JSON, bit-exact. The logits are their
+// dtype's bit patterns; temperature, top_p and min_p are given as fp32 bit patterns with their
+// decimal value beside them (the bits decide; a decimal that disagrees is an error).
+inline constexpr const char* kRowFileFormat = "sampcert-row/1";
+std::string RowFileJson(const RowCase& row);
+// Parses a row file's text, with an error that names the field on anything malformed.
+Expected<RowCase> RowCaseFromRowFile(const std::string& text);
 
 }  // namespace sampcert::properties
 

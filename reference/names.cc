@@ -53,8 +53,14 @@ std::string ValidatePolicies(const Policies& p) {
     const int x = static_cast<int>(v);
     return x >= lo && x <= hi;
   };
-  if (!in(p.greedy_tie_break, 0, 1)) return "unknown greedy tie-break policy";
+  if (!in(p.greedy_tie_break, 0, 2)) return "unknown greedy tie-break policy";
   if (!in(p.tie_rule, 0, 2)) return "unknown tie rule";
+  if (p.top_k_tie_rule && !in(*p.top_k_tie_rule, 0, 2)) return "unknown top-k tie rule";
+  if (p.top_p_tie_rule && !in(*p.top_p_tie_rule, 0, 2)) return "unknown top-p tie rule";
+  // Written so that NaN fails too.
+  if (!(p.draw_cost_ns_per_token >= 0 && p.draw_cost_ns_per_token < 1e9)) {
+    return "draw cost per token must be finite, >= 0 and below 1 s";
+  }
   if (!in(p.order, 0, 1)) return "unknown pipeline order";
   if (!in(p.nan_policy, 0, 1)) return "unknown NaN policy";
   if (!in(p.determinism, 0, 2)) return "unknown determinism level";

@@ -375,14 +375,14 @@ Expected<ReferenceDistribution> ComputeReference(const RowView& row, const Polic
     StepResult res;
     if (step == TruncationStep::kTopK) {
       if (row.top_k == 0) continue;
-      res = TopK(stage, row.top_k, pol.tie_rule, vocab);
+      res = TopK(stage, row.top_k, pol.TopKTies(), vocab);
     } else if (step == TruncationStep::kTopP) {
       if (row.top_p == 1.0f) continue;  // 1 is off: no truncation at all (SEM-6)
       ld may_mass = 0;
       for (std::size_t t : stage.order) {
         if (d.keep[t] == KeepClass::kMayKeep) may_mass += stage.weight[t];
       }
-      res = TopP(stage, row.top_p, pol.tie_rule, current, may_mass, acc, vocab);
+      res = TopP(stage, row.top_p, pol.TopPTies(), current, may_mass, acc, vocab);
     } else {
       if (row.min_p == 0.0f) continue;
       res = MinP(stage, row.min_p, acc, vocab);
@@ -402,6 +402,26 @@ Expected<ReferenceDistribution> ComputeReference(const RowView& row, const Polic
     // Kept by truncation at T = 1 but of zero weight in the limit that follows.
     if (d.regime != Regime::kFinite && d.weights[i] == 0 && d.keep[i] > KeepClass::kMustDrop) {
       d.keep[i] = KeepClass::kMustDrop;
+    }
+  }
+  if (d.regime == Regime::kGreedy && pol.greedy_tie_break == GreedyTieBreak::kAny) {
+    // Some winner, with no promise which (POL-1 `any`): with two or more winners each may be
+    // drawn and none must be; the nominal is the lowest-index one, as for kLowestIndex.
+    std::size_t winners = 0;
+    for (std::size_t i = 0; i < vocab; ++i) {
+      if (d.weights[i] > 0 && d.keep[i] >= KeepClass::kMayKeep) ++winners;
+    }
+    if (winners >= 2) {
+      d.any_greedy_ties = true;
+      bool nominal_taken = false;
+      for (std::size_t i = 0; i < vocab; ++i) {
+        if (d.weights[i] == 0 || d.keep[i] < KeepClass::kMayKeep) continue;
+        d.keep[i] = KeepClass::kMayKeep;
+        if (final_w[i] > 0) {
+          if (nominal_taken) final_w[i] = 0;
+          nominal_taken = true;
+        }
+      }
     }
   }
   if (d.regime == Regime::kGreedy && pol.greedy_tie_break == GreedyTieBreak::kLowestIndex) {
@@ -455,7 +475,7 @@ Expected<std::vector<long double>> ReferenceDistribution::RenormalizedOver(
     if (!kept[i] && keep[i] == KeepClass::kMustKeep) {
       return Error{ErrorCode::kInvalidArgument, fmt::format("token {} must be kept but is not", i)};
     }
-    if (kept[i] && !(lowest_index_greedy && taken)) {
+    if (kept[i] && !((lowest_index_greedy || any_greedy_ties) && taken)) {
       out[i] = weights[i];
       if (weights[i] > 0) taken = true;
     }

@@ -176,6 +176,48 @@ TEST(Semantics, GreedyLowestIndexTieBreak) {
   EXPECT_EQ(d.keep[4], KC::kMustDrop);
 }
 
+TEST(Semantics, GreedyAnyLeavesTheWinnersOpen) {
+  // POL-1 `any` (ABI MINOR 1): every winner may be drawn, none must be; the rest never.
+  Policies pol;
+  pol.greedy_tie_break = GreedyTieBreak::kAny;
+  const auto d = Ok(Row({5, 7, 7, 1, 7}).T(0), pol);
+  EXPECT_TRUE(d.any_greedy_ties);
+  for (int i : {1, 2, 4}) EXPECT_EQ(d.keep[i], KC::kMayKeep) << i;
+  for (int i : {0, 3}) EXPECT_EQ(d.keep[i], KC::kMustDrop) << i;
+  EXPECT_EQ(d.probs[1], 1);  // the nominal: the lowest-index winner
+  // Whatever winners the sampler keeps, the null is a distribution on them (the tests then
+  // check only the support).
+  const std::vector<uint8_t> kept{0, 0, 1, 0, 1};
+  auto null = d.RenormalizedOver(kept);
+  ASSERT_TRUE(null.ok()) << null.error().message;
+  EXPECT_EQ((*null)[2] + (*null)[4], 1);
+  // One winner: nothing open.
+  const auto single = Ok(Row({5, 7, 6}).T(0), pol);
+  EXPECT_FALSE(single.any_greedy_ties);
+  EXPECT_EQ(single.keep[1], KC::kMustKeep);
+}
+
+TEST(Semantics, PerStepTieRules) {
+  // ABI MINOR 1: Hugging Face keeps ties at the k-th value and breaks them at the top-p cut.
+  Policies hf;
+  hf.tie_rule = TieRule::kExactLowestIndex;  // overridden for both steps below
+  hf.top_k_tie_rule = TieRule::kKeepAll;
+  hf.top_p_tie_rule = TieRule::kExactAny;
+  const auto k = Ok(Row({3, 2, 2, 2, 1}).TopK(2), hf);
+  for (int i : {1, 2, 3}) EXPECT_EQ(k.keep[i], KC::kMustKeep) << i;
+  EXPECT_EQ(k.kept_size, 4u);
+  const float a = std::log(0.4f), b = std::log(0.2f);
+  const auto p = Ok(Row({b, a, b, b}).TopP(0.5f), hf);
+  for (int i : {0, 2, 3}) EXPECT_EQ(p.keep[i], KC::kMayKeep) << i;
+  // Unset steps follow tie_rule.
+  Policies lowest;
+  lowest.tie_rule = TieRule::kExactLowestIndex;
+  lowest.top_p_tie_rule = TieRule::kKeepAll;
+  const auto k2 = Ok(Row({2, 3, 2, 2, 1}).TopK(2), lowest);
+  EXPECT_EQ(k2.keep[2], KC::kMustDrop);
+  EXPECT_EQ(k2.kept_size, 2u);
+}
+
 TEST(Semantics, PositiveInfinityWinsUniformly) {
   const auto d = Ok(Row({1e30f, kInf, 3, kInf}).T(2.0f));
   EXPECT_EQ(d.regime, Regime::kPositiveInf);

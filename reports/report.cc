@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <string_view>
 #include <tuple>
 
@@ -217,6 +219,20 @@ bool ReadReport(const std::string& path, Report* out, std::string* error) {
     *error = e.what();
   }
   if (error->empty()) *error = CheckManifest(path);
+  // The failures' row files, from beside report.json. One that is missing (a report copied
+  // without them) leaves the failure without its row; the report itself is still read.
+  if (error->empty()) {
+    const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+    for (results::TestResult& r : out->results) {
+      if (!r.failure || r.failure->row_file.empty()) continue;
+      std::ifstream row(dir / r.failure->row_file, std::ios::binary);
+      if (!row) continue;
+      std::stringstream text;
+      text << row.rdbuf();
+      r.failure->row = text.str();
+      while (!r.failure->row.empty() && r.failure->row.back() == '\n') r.failure->row.pop_back();
+    }
+  }
   if (!error->empty()) *error = path + ": " + *error;
   return error->empty();
 }

@@ -22,6 +22,11 @@ json SamplerToJson(const adapters::SamplerInfo& info, const std::string& argumen
                    const std::string& file_sha256, const std::optional<std::string>& config) {
   const json caps = adapters::CapabilityNames(info.capabilities);
   const Policies& p = info.policies;
+  auto ties = [](TieRule r) {
+    return r == TieRule::kKeepAll            ? "keep-all"
+           : r == TieRule::kExactLowestIndex ? "exact-lowest-index"
+                                             : "exact-any";
+  };
   auto step = [](TruncationStep s) {
     return s == TruncationStep::kTopK ? "top-k" : s == TruncationStep::kTopP ? "top-p" : "min-p";
   };
@@ -32,11 +37,10 @@ json SamplerToJson(const adapters::SamplerInfo& info, const std::string& argumen
       {"capabilities", caps},
       {"thread_safe", info.thread_safe},
       {"policies",
-       {{"greedy_tie_break",
-         p.greedy_tie_break == GreedyTieBreak::kUniform ? "uniform" : "lowest-index"},
-        {"tie_rule", p.tie_rule == TieRule::kKeepAll            ? "keep-all"
-                     : p.tie_rule == TieRule::kExactLowestIndex ? "exact-lowest-index"
-                                                                : "exact-any"},
+       {{"greedy_tie_break", p.greedy_tie_break == GreedyTieBreak::kUniform       ? "uniform"
+                             : p.greedy_tie_break == GreedyTieBreak::kLowestIndex ? "lowest-index"
+                                                                                  : "any"},
+        {"tie_rule", ties(p.tie_rule)},
         {"pipeline_order",
          p.order == PipelineOrder::kTemperatureFirst ? "temperature-first" : "truncation-first"},
         {"truncation_order",
@@ -49,6 +53,13 @@ json SamplerToJson(const adapters::SamplerInfo& info, const std::string& argumen
         {"accuracy", p.accuracy == AccuracyClass::kF32    ? "fp32"
                      : p.accuracy == AccuracyClass::kBF16 ? "bf16"
                                                           : "fp16"}}}};
+  // ABI MINOR 1 declarations, written only where declared (schema 2.2).
+  if (p.top_k_tie_rule) j["policies"]["top_k_tie_rule"] = ties(*p.top_k_tie_rule);
+  if (p.top_p_tie_rule) j["policies"]["top_p_tie_rule"] = ties(*p.top_p_tie_rule);
+  if (p.sequential_draws) j["policies"]["draws"] = "sequential";
+  if (p.draw_cost_ns_per_token > 0) {
+    j["policies"]["draw_cost_ns_per_token"] = Number(p.draw_cost_ns_per_token);
+  }
   if (!file_sha256.empty()) j["file_sha256"] = file_sha256;
   if (config) j["config"] = results::SanitizeUtf8(*config);
   if (argument.starts_with("exec:")) j["exec"] = results::SanitizeUtf8(argument.substr(5));

@@ -14,7 +14,7 @@
 namespace sampcert::reports {
 
 // 2.1: context.plan_version, context.filters, sampler.file_sha256.
-inline constexpr const char* kSchemaVersion = "2.1";
+inline constexpr const char* kSchemaVersion = "2.2";
 
 using results::Number;
 using results::NumberFrom;

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "reports/html.h"
@@ -141,13 +142,41 @@ std::string PublishFiles(const std::string& dir_name,
   return {};
 }
 
+std::string RowFileName(const results::TestResult& r) {
+  std::string name = "row." + r.dtype + "." + r.property + "." + r.family;
+  for (char& c : name) {
+    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                       c == '.' || c == '_' || c == '-';
+    if (!plain) c = '_';
+  }
+  return name + ".json";
+}
+
 std::string WriteReportSet(const std::string& dir, const Report& report, std::string* json_path) {
   *json_path = (fs::path(dir) / "report.json").string();
+  // Each failure's complete input goes into its own row file, published with the set; the
+  // report names it. Result keys are unique, and so are the names (a collision after the
+  // sanitizing would be a bug in the key, so it is checked).
+  Report out = report;
+  std::vector<std::pair<std::string, std::string>> files;
+  std::set<std::string> names;
+  for (results::TestResult& r : out.results) {
+    if (!r.failure) continue;
+    r.failure->row_file.clear();
+    if (r.failure->row.empty()) continue;
+    const std::string name = RowFileName(r);
+    if (!names.insert(name).second) {
+      return fmt::format("two results would share the row file {}", name);
+    }
+    files.emplace_back(name, r.failure->row + "\n");
+    r.failure->row_file = name;
+  }
   // report.json last of the three: a reader that only looks at it sees the new set only once the
   // others are in place too.
-  return PublishFiles(dir, {{"report.html", RenderHtml(report)},
-                            {"report.junit.xml", RenderJUnit(report)},
-                            {"report.json", ReportToJson(report).dump(2) + "\n"}});
+  files.emplace_back("report.html", RenderHtml(out));
+  files.emplace_back("report.junit.xml", RenderJUnit(out));
+  files.emplace_back("report.json", ReportToJson(out).dump(2) + "\n");
+  return PublishFiles(dir, files);
 }
 
 std::string CheckManifest(const std::string& json_path) {

@@ -30,7 +30,12 @@ std::string PublishFiles(const std::string& dir,
                          const std::vector<std::pair<std::string, std::string>>& files,
                          const std::function<void(const std::string&)>& after_publish = {});
 
-// Renders and publishes the report's JSON, HTML and JUnit XML in `dir`; sets *json_path.
+// The name of a failure's row file: "row.<dtype>.<property>.<family>.json", with every
+// character outside [A-Za-z0-9._-] replaced by '_'.
+std::string RowFileName(const results::TestResult& result);
+
+// Renders and publishes the report's JSON, HTML and JUnit XML in `dir`, with one row file per
+// failure that carries its row (Failure::row); sets *json_path.
 std::string WriteReportSet(const std::string& dir, const Report& report, std::string* json_path);
 
 // Empty when `json_path` has no manifest beside it or the manifest lists its hash; else why not

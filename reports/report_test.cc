@@ -71,8 +71,12 @@ Report Synthetic() {
   fail.observed = {100, 3996};
   fail.expected = {2048, 2048};
   fail.worst_error = std::numeric_limits<double>::infinity();
-  fail.failure = results::Failure{"draws <b>do not</b> follow", "in", "min",
-                                  "sampcert run --sampler x --item f32/flat_V64"};
+  fail.failure = results::Failure{"draws <b>do not</b> follow",
+                                  "in",
+                                  "min",
+                                  "sampcert run --sampler x --item f32/flat_V64",
+                                  "",
+                                  ""};
   TestResult crash;
   crash.property = "ALL";
   crash.dtype = "f16";

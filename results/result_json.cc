@@ -57,6 +57,12 @@ json ToJson(const TestResult& r) {
                     {"input", T(r.failure->input)},
                     {"minimal_input", T(r.failure->minimal_input)},
                     {"reproduction", T(r.failure->reproduction)}};
+    // The row travels inline only between a worker and the runner; a report names its file.
+    if (!r.failure->row_file.empty()) {
+      j["failure"]["row_file"] = T(r.failure->row_file);
+    } else if (!r.failure->row.empty()) {
+      j["failure"]["row"] = r.failure->row;
+    }
   }
   if (!r.note.empty()) j["note"] = T(r.note);
   return j;
@@ -87,8 +93,9 @@ TestResult ResultFromJson(const json& j) {
   }
   if (j.contains("failure")) {
     const json& f = j["failure"];
-    r.failure = Failure{f.value("message", ""), f.value("input", ""), f.value("minimal_input", ""),
-                        f.value("reproduction", "")};
+    r.failure =
+        Failure{f.value("message", ""),      f.value("input", ""), f.value("minimal_input", ""),
+                f.value("reproduction", ""), f.value("row", ""),   f.value("row_file", "")};
   }
   r.note = j.value("note", "");
   return r;

@@ -33,6 +33,12 @@ struct Failure {
   std::string input;          // the input as generated (one line)
   std::string minimal_input;  // after shrinking (deterministic properties), else as generated
   std::string reproduction;   // a one-line command
+  // The complete input of minimal_input, bit-exact, as a row file's JSON text (SPEC section 11,
+  // "Row files"): `sampcert sample --row FILE` and `sampcert reference --row FILE` replay it.
+  // Carried by the worker's results; a report set writes it as the file row_file beside
+  // report.json and reads it back from there.
+  std::string row;
+  std::string row_file;
 };
 
 struct TestResult {

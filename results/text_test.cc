@@ -45,7 +45,8 @@ TEST(SanitizeUtf8, AnyBytesSurviveJson) {
   }
   TestResult r;
   r.property = "ERR-1";
-  r.failure = Failure{"message \xFF\xFE", "input \xC3", "", "sampcert run --sampler '\xE9'"};
+  r.failure =
+      Failure{"message \xFF\xFE", "input \xC3", "", "sampcert run --sampler '\xE9'", "", ""};
   r.note = "\x80";
   const nlohmann::json j = ToJson(r);
   EXPECT_NO_THROW((void)j.dump());

@@ -41,7 +41,7 @@ TestResult Broken(const PlanItem& item, Status status, const std::string& why) {
   r.family = Family(item);
   r.status = status;
   r.note = why;
-  r.failure = Failure{why, item.kind + " " + item.dtype + " " + item.name, "", ""};
+  r.failure = Failure{why, item.kind + " " + item.dtype + " " + item.name, "", "", "", ""};
   return r;
 }
 
@@ -315,7 +315,11 @@ json InfoToJson(const adapters::SamplerInfo& info) {
           {"nan_policy", static_cast<int>(p.nan_policy)},
           {"greedy_threshold", results::Number(p.greedy_threshold)},
           {"determinism", static_cast<int>(p.determinism)},
-          {"accuracy", static_cast<int>(p.accuracy)}};
+          {"accuracy", static_cast<int>(p.accuracy)},
+          {"top_k_tie_rule", p.top_k_tie_rule ? static_cast<int>(*p.top_k_tie_rule) : -1},
+          {"top_p_tie_rule", p.top_p_tie_rule ? static_cast<int>(*p.top_p_tie_rule) : -1},
+          {"sequential_draws", p.sequential_draws},
+          {"draw_cost_ns_per_token", results::Number(p.draw_cost_ns_per_token)}};
 }
 
 adapters::SamplerInfo InfoFromJson(const json& j) {
@@ -335,6 +339,10 @@ adapters::SamplerInfo InfoFromJson(const json& j) {
   p.greedy_threshold = static_cast<float>(results::NumberFrom(j.at("greedy_threshold")));
   p.determinism = static_cast<Determinism>(j.at("determinism").get<int>());
   p.accuracy = static_cast<AccuracyClass>(j.at("accuracy").get<int>());
+  if (const int k = j.at("top_k_tie_rule").get<int>(); k >= 0) p.top_k_tie_rule = TieRule(k);
+  if (const int k = j.at("top_p_tie_rule").get<int>(); k >= 0) p.top_p_tie_rule = TieRule(k);
+  p.sequential_draws = j.at("sequential_draws").get<bool>();
+  p.draw_cost_ns_per_token = results::NumberFrom(j.at("draw_cost_ns_per_token"));
   return info;
 }
 
@@ -354,12 +362,15 @@ TestResult AbiResult(const adapters::Sampler& sampler, const std::string& sample
                     ? fmt::format("{} (and {} more violations in this item)", v.front(),
                                   sampler.abi_violation_count() - 1)
                     : v.front(),
-                input, input,
+                input,
+                input,
                 item.kind == "deterministic"
                     ? fmt::format("sampcert run --sampler {} --profile {} --seed {} --dtype {}",
                                   sampler_arg, plan.profile.name, plan.seed, item.dtype)
                     : fmt::format("sampcert run --sampler {} --profile {} --seed {} --item {}",
-                                  sampler_arg, plan.profile.name, plan.seed, item.Id())};
+                                  sampler_arg, plan.profile.name, plan.seed, item.Id()),
+                "",
+                ""};
     r.note = r.failure->message;
   }
   return r;

@@ -5,14 +5,18 @@ Runs naive (quick), then for the first failing statistical test and the first fa
 case runs the printed reproduction command: the statistical result must come back identical
 (p-value, draws, observed and expected counts; only `seconds` may differ), and the generated
 case must fail with the same message, the same input and, where the full run shrank it, the same
-minimal input.
+minimal input. Every such failure also carries its complete input as a row file beside the
+report (bit-exact JSON), and `sampcert reference --row` / `sampcert sample --row` replay it: the
+row they read is the row the failure describes.
 
 Usage: reproduction_test.py SAMPCERT WORK_DIR
 """
 import json
 import os
 import shlex
+import re
 import shutil
+import struct
 import subprocess
 import sys
 
@@ -68,6 +72,59 @@ def main():
                              f"  {want['failure'][field]}\n  {got['failure'][field]}")
         print(f"reproduced {key(want)} with '{shlex.join(command)}': "
               f"{want['failure']['message'][:100]}")
+    # Every generated case's failure has a row file, and so has a planned row's test.
+    with_rows = [r for r in fails if "--case" in r["failure"]["reproduction"]]
+    check_row_files(sampcert, f"{work}/full", with_rows + [statistical], (statistical, generated))
+
+
+def f32(x):
+    return struct.unpack("<f", struct.pack("<f", float(x)))[0]
+
+
+def check_row_files(sampcert, folder, fails, replayed):
+    """Every failure in `fails` names a row file published with the report, and the row
+    that `sampcert reference --row` reads from it is the one minimal_input describes."""
+    with open(os.path.join(folder, "report.manifest.json")) as f:
+        published = {e["name"] for e in json.load(f)["files"]}
+    for r in fails:
+        name = r["failure"].get("row_file")
+        if name is None:
+            sys.exit(f"FAIL: {key(r)} has no row file")
+        if name not in published or not os.path.isfile(os.path.join(folder, name)):
+            sys.exit(f"FAIL: {key(r)}: row file {name} is not published with the report")
+    for r in replayed:
+        path = os.path.join(folder, r["failure"]["row_file"])
+        with open(path) as f:
+            row = json.load(f)
+        described = r["failure"]["minimal_input"]
+        m = re.search(r"V=(\d+) .*logits=\[([^\]]*)\]", described)
+        if m is None or int(m.group(1)) != row["vocab"] or len(row["logit_bits"]) != row["vocab"]:
+            sys.exit(f"FAIL: row file {path} (V={row['vocab']}) is not the row of {described}")
+        ref = subprocess.run([sampcert, "reference", "--row", path], capture_output=True,
+                             text=True)
+        if ref.returncode not in (0, 1):
+            sys.exit(f"FAIL: sampcert reference --row {path} exited {ref.returncode}: "
+                     f"{ref.stderr}")
+        if ref.returncode == 0:
+            # The token table: index, logit, probability, class; its logits are the row's.
+            table = [line.split() for line in ref.stdout.splitlines()[2:]]
+            shown = [v for v in m.group(2).split(",") if v != "..."]
+            for i, v in enumerate(shown):
+                if f32(table[i][1]) != f32(v) and not (v == "nan" and table[i][1] == "nan"):
+                    sys.exit(f"FAIL: reference --row {path}: logit {i} is {table[i][1]}, the "
+                             f"failure says {v}")
+        sample = subprocess.run([sampcert, "sample", "--sampler", "naive", "--row", path,
+                                 "--draws", "3"], capture_output=True, text=True)
+        if sample.returncode not in (0, 1) or "Traceback" in sample.stderr:
+            sys.exit(f"FAIL: sampcert sample --row {path} exited {sample.returncode}: "
+                     f"{sample.stderr}")
+        # The row's fields are given by the file: repeating one on the command line is refused.
+        both = subprocess.run([sampcert, "reference", "--row", path, "--logits", "1,2"],
+                              capture_output=True, text=True)
+        if both.returncode == 0 or "excludes" not in both.stderr + both.stdout:
+            sys.exit(f"FAIL: --row with --logits should be refused, got {both.returncode}: "
+                     f"{both.stderr}")
+        print(f"row file {r['failure']['row_file']} replays ({row['dtype']}, V={row['vocab']})")
 
 
 if __name__ == "__main__":

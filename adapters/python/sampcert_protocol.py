@@ -1,4 +1,4 @@
-"""sampcert process protocol, version 1.0: serve a Python sampler to `sampcert --sampler exec:...`.
+"""sampcert process protocol, version 1.1: serve a Python sampler to `sampcert --sampler exec:...`.
 
     import sampcert_protocol as sp
 
@@ -24,7 +24,7 @@ from typing import Callable, List, Optional, Sequence, Union
 import numpy as np
 
 PROTOCOL_MAJOR = 1
-PROTOCOL_MINOR = 0
+PROTOCOL_MINOR = 1
 MAGIC = 0x31504353  # b"SCP1"
 INFO, CREATE, SAMPLE, PROBABILITIES, DESTROY = 1, 2, 3, 4, 5
 REPLY_OK, REPLY_ERROR = 0, 1
@@ -49,7 +49,7 @@ CAPABILITIES = {
     "top-p": 1 << 5, "min-p": 1 << 6, "temperature-0": 1 << 7, "probabilities": 1 << 8,
     "batch": 1 << 9,
 }
-GREEDY = {"uniform": 0, "lowest-index": 1}
+GREEDY = {"uniform": 0, "lowest-index": 1, "any": 2}
 TIES = {"keep-all": 0, "exact-lowest-index": 1, "exact-any": 2}
 ORDER = {"temperature-first": 0, "truncation-first": 1}
 STEPS = {"top-k": 0, "top-p": 1, "min-p": 2}
@@ -75,6 +75,11 @@ class ProtocolError(Exception):
     """The host broke the protocol; the server stops."""
 
 
+def step_ties(rule: Optional[str]) -> int:
+    """SAMPCERT_STEP_TIES_*: 0 keeps tie_rule, else the TIES value plus one."""
+    return 0 if rule is None else TIES[rule] + 1
+
+
 @dataclasses.dataclass
 class Info:
     """What the sampler declares: every field of sampcert_sampler_info (SPEC section 4)."""
@@ -91,6 +96,16 @@ class Info:
     determinism: str = "same-seed"
     accuracy: str = "fp32"
     thread_safe: bool = False
+    # Protocol / ABI MINOR 1. The tie rule of one truncation step (None: as tie_rule), e.g.
+    # Hugging Face: top_k_tie_rule="keep-all", top_p_tie_rule="exact-any".
+    top_k_tie_rule: Optional[str] = None
+    top_p_tie_rule: Optional[str] = None
+    # A stateful random stream per (seed, row_id): the host asks for each stream's draws in
+    # order, from 0, without gaps, and starts a new process to start the streams again (POL-7).
+    sequential: bool = False
+    # The cost of one draw divided by the vocabulary size, in ns (0: not declared); the plan
+    # caps a slow sampler's draws from it (SPEC STAT-6).
+    draw_cost_ns_per_token: float = 0.0
 
     def capability_bits(self) -> int:
         if isinstance(self.capabilities, int):
@@ -108,7 +123,10 @@ class Info:
                             GREEDY[self.greedy_tie_break], TIES[self.tie_rule],
                             ORDER[self.pipeline_order], *order, NAN[self.nan_policy],
                             self.greedy_threshold, DETERMINISM[self.determinism],
-                            ACCURACY[self.accuracy], 1 if self.thread_safe else 0))
+                            ACCURACY[self.accuracy], 1 if self.thread_safe else 0) +
+                struct.pack("<iiIf", step_ties(self.top_k_tie_rule),
+                            step_ties(self.top_p_tie_rule), 1 if self.sequential else 0,
+                            self.draw_cost_ns_per_token))
 
 
 @dataclasses.dataclass

@@ -40,7 +40,9 @@ def sample(batch, seed, first, draws):
     return np.array(out, dtype=np.int64)[None, :draws]
 sp.serve(sample, sp.Info(name="echo", version="9", capabilities=["f32", "bf16", "mask"],
                          tie_rule="exact-any", truncation_order=("min-p", "top-k", "top-p"),
-                         greedy_threshold=0.5, thread_safe=True), create_fn=create)
+                         greedy_threshold=0.5, thread_safe=True, top_p_tie_rule="keep-all",
+                         greedy_tie_break="any", sequential=True,
+                         draw_cost_ns_per_token=12.5), create_fn=create)
 """
 
 
@@ -108,13 +110,18 @@ class ProtocolTest(unittest.TestCase):
         kind, body = self.host.call(sp.INFO, struct.pack("<II", 1, 0))
         self.assertEqual(kind, "ok")
         major, minor, n = struct.unpack_from("<III", body)
-        self.assertEqual((major, minor), (1, 0))
+        self.assertEqual((major, minor), (1, 1))
         self.assertEqual(body[12:12 + n], b"echo")
         off = 12 + n
         (m,) = struct.unpack_from("<I", body, off)
         self.assertEqual(body[off + 4:off + 4 + m], b"9")
         fields = struct.unpack_from("<Iiii3iifiii", body, off + 4 + m)
-        self.assertEqual(fields, (1 | 4 | 8, 0, 2, 0, 2, 0, 1, 0, 0.5, 1, 0, 1))
+        self.assertEqual(fields, (1 | 4 | 8, 2, 2, 0, 2, 0, 1, 0, 0.5, 1, 0, 1))
+        # Protocol MINOR 1: per-step tie rules (top-k as declared, top-p keep-all = 1),
+        # draw mode sequential, draw cost.
+        extra = struct.unpack_from("<iiIf", body, off + 4 + m + 48)
+        self.assertEqual(extra, (0, 1, 1, 12.5))
+        self.assertEqual(len(body), off + 4 + m + 48 + 16)
 
     def test_host_of_another_major_is_refused(self):
         self.assertEqual(self.host.call(sp.INFO, struct.pack("<II", 2, 0))[:2],

@@ -5,12 +5,15 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace sampcert {
 
 // POL-1: which of the tokens tied at the maximum the greedy limit (T = 0) draws.
-enum class GreedyTieBreak : int32_t { kUniform = 0, kLowestIndex = 1 };
+// kAny (ABI MINOR 1): some tied maximum, with no promise which (llama.cpp's greedy after a
+// partial sort): every draw must be a winner, and nothing is tested about which.
+enum class GreedyTieBreak : int32_t { kUniform = 0, kLowestIndex = 1, kAny = 2 };
 
 // POL-2: tokens tied at a truncation cut (the k-th value of top-k, the last value of the
 // top-p prefix). Exact ties only; near-ties are the rounding band's business (BAND-1).
@@ -54,6 +57,19 @@ struct Policies {
   float greedy_threshold = 0.0f;
   Determinism determinism = Determinism::kSameSeed;
   AccuracyClass accuracy = AccuracyClass::kF32;
+  // POL-2 per truncation step (ABI MINOR 1): a sampler whose top-k and top-p cuts treat ties
+  // differently (Hugging Face keeps ties at the k-th value but breaks them in sort order at the
+  // top-p cut). Unset: the step follows tie_rule.
+  std::optional<TieRule> top_k_tie_rule;
+  std::optional<TieRule> top_p_tie_rule;
+  TieRule TopKTies() const { return top_k_tie_rule.value_or(tie_rule); }
+  TieRule TopPTies() const { return top_p_tie_rule.value_or(tie_rule); }
+  // POL-7 (ABI MINOR 1): the sampler draws from a stateful stream per (seed, row id) and can
+  // only be asked for draws in order; the host replays streams to serve any other request.
+  bool sequential_draws = false;
+  // STAT-6 (ABI MINOR 1): the declared cost of one draw per vocabulary token, in ns; 0 = not
+  // declared. The plan caps the draws of a slow sampler from it, deterministically.
+  double draw_cost_ns_per_token = 0;
 };
 
 // Returns an empty string when the policies are well formed, else what is wrong with them

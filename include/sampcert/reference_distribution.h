@@ -57,6 +57,10 @@ struct ReferenceDistribution {
   std::size_t kept_size = 0;  // tokens with probs > 0 in the nominal distribution
   // Greedy regime under the lowest-index tie-break: only the lowest-index kept winner is drawn.
   bool lowest_index_greedy = false;
+  // Greedy regime under the `any` tie-break with two or more winners: every draw must be a
+  // winner, and which one is unconstrained, so no distribution over them is tested. The
+  // nominal (and RenormalizedOver) puts the mass on the lowest-index kept winner.
+  bool any_greedy_ties = false;
 
   // The null at a boundary: the base weights renormalized over `kept` (vocab flags, nonzero =
   // kept). Tokens outside `kept` get 0. Returns an error if `kept` contains a must-drop or

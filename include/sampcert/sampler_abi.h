@@ -39,7 +39,9 @@ extern "C" {
 #endif
 
 #define SAMPCERT_ABI_VERSION_MAJOR 1u
-#define SAMPCERT_ABI_VERSION_MINOR 0u
+/* MINOR 1 appended to sampcert_sampler_info: per-step tie rules (top_k_tie_rule, top_p_tie_rule),
+ * draw_mode (sequential-only samplers) and draw_cost_ns_per_token; added SAMPCERT_GREEDY_ANY. */
+#define SAMPCERT_ABI_VERSION_MINOR 1u
 
 #if defined(_WIN32)
 #define SAMPCERT_EXPORT __declspec(dllexport)
@@ -83,6 +85,7 @@ extern "C" {
 /* ---- Policies (SPEC section 4); values equal the C++ enums of sampcert/policies.h. ---- */
 #define SAMPCERT_GREEDY_UNIFORM 0
 #define SAMPCERT_GREEDY_LOWEST_INDEX 1
+#define SAMPCERT_GREEDY_ANY 2 /* MINOR 1: some tied maximum, not necessarily uniform or lowest */
 #define SAMPCERT_TIES_KEEP_ALL 0
 #define SAMPCERT_TIES_EXACT_LOWEST_INDEX 1
 #define SAMPCERT_TIES_EXACT_ANY 2
@@ -99,6 +102,15 @@ extern "C" {
 #define SAMPCERT_ACCURACY_F32 0
 #define SAMPCERT_ACCURACY_BF16 1
 #define SAMPCERT_ACCURACY_F16 2
+/* MINOR 1: the tie rule of one truncation step (top_k_tie_rule, top_p_tie_rule). 0 keeps the
+ * value of tie_rule, so a MINOR 0 plug-in (whose struct ends before these fields) reads as 0. */
+#define SAMPCERT_STEP_TIES_AS_DECLARED 0
+#define SAMPCERT_STEP_TIES_KEEP_ALL 1
+#define SAMPCERT_STEP_TIES_EXACT_LOWEST_INDEX 2
+#define SAMPCERT_STEP_TIES_EXACT_ANY 3
+/* MINOR 1: how the sampler can be asked for draws (draw_mode). */
+#define SAMPCERT_DRAWS_RANDOM_ACCESS 0 /* any first_draw, any order (DRAW-1) */
+#define SAMPCERT_DRAWS_SEQUENTIAL 1    /* a stateful stream per (seed, row_id) per handle */
 
 #define SAMPCERT_ERROR_MESSAGE_CAPACITY 1024
 
@@ -129,6 +141,16 @@ typedef struct sampcert_sampler_info {
   int32_t accuracy;            /* SAMPCERT_ACCURACY_* (ACC-1) */
   int32_t thread_safe;         /* 1: calls on different handles may run concurrently */
   int32_t reserved0;
+  /* ---- MINOR 1 (read only where struct_size covers them; absent reads as 0). ---- */
+  int32_t top_k_tie_rule; /* SAMPCERT_STEP_TIES_*: POL-2 at the top-k cut */
+  int32_t top_p_tie_rule; /* SAMPCERT_STEP_TIES_*: POL-2 at the top-p cut */
+  /* SAMPCERT_DRAWS_*. SEQUENTIAL: for each (seed, row_id) the host asks a handle for draws
+   * 0, 1, 2, ... in order, without gaps, and the plug-in returns the next ones of its stream;
+   * the host recreates the handle to start a stream again (POL-7). */
+  uint32_t draw_mode;
+  /* The declared cost of one draw divided by the vocabulary size, in nanoseconds (0 = not
+   * declared, cheap). The plan caps a slow sampler's draws from it (SPEC STAT-6). */
+  float draw_cost_ns_per_token;
 } sampcert_sampler_info;
 
 /* One row (SPEC section 2). Filled by the caller. */
@@ -203,6 +225,8 @@ typedef int32_t (*sampcert_get_sampler_api_fn)(uint32_t host_major, uint32_t hos
 /* Struct sizes of this MINOR, for struct_size. */
 #define SAMPCERT_ERROR_STRUCT_SIZE sizeof(sampcert_error)
 #define SAMPCERT_SAMPLER_INFO_STRUCT_SIZE sizeof(sampcert_sampler_info)
+/* Where the MINOR 1 fields of the info struct start: a struct_size at or below it is MINOR 0. */
+#define SAMPCERT_SAMPLER_INFO_MINOR1_OFFSET offsetof(sampcert_sampler_info, top_k_tie_rule)
 #define SAMPCERT_ROW_STRUCT_SIZE sizeof(sampcert_row)
 #define SAMPCERT_BATCH_STRUCT_SIZE sizeof(sampcert_batch)
 #define SAMPCERT_SAMPLER_API_STRUCT_SIZE sizeof(sampcert_sampler_api)
@@ -223,7 +247,11 @@ SAMPCERT_STATIC_ASSERT(offsetof(sampcert_sampler_info, capabilities) == 24, "inf
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_sampler_info, truncation_order) == 40, "info layout");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_sampler_info, greedy_threshold) == 56, "info layout");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_sampler_info, thread_safe) == 68, "info layout");
-SAMPCERT_STATIC_ASSERT(sizeof(sampcert_sampler_info) == 80, "info size");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_sampler_info, top_k_tie_rule) == 76, "info layout");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_sampler_info, draw_mode) == 84, "info layout");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_sampler_info, draw_cost_ns_per_token) == 88,
+                       "info layout");
+SAMPCERT_STATIC_ASSERT(sizeof(sampcert_sampler_info) == 96, "info size");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, logits) == 8, "row layout");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, mask) == 16, "row layout");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, temperature) == 24, "row layout");
