@@ -303,8 +303,7 @@ int32_t ProbabilityRows(sampcert_sampler* s, const sampcert_batch* b, double* ou
 
 int32_t GetInfo(sampcert_sampler_info* info, sampcert_error* error) {
   // A host of MINOR 0 passes the smaller struct: the fields appended since are then absent.
-  constexpr size_t kMinor0Size = offsetof(sampcert_sampler_info, top_k_tie_rule);
-  if (info == nullptr || info->struct_size < kMinor0Size) {
+  if (info == nullptr || info->struct_size < SAMPCERT_SAMPLER_INFO_MINOR1_OFFSET) {
     return Fail(error, SAMPCERT_STATUS_INVALID_ARGUMENT, -1, "info struct too small");
   }
   const size_t size = info->struct_size;
