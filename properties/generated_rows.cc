@@ -262,12 +262,20 @@ std::vector<std::string> DistributionFamilies(const Plan& plan, const PlanItem& 
   std::set<std::string> families;
   ForEachCase(plan, item, info, -1, [&](const GeneratedCase& c) {
     const RowCase row = c.shrinkable.value();
-    // Valid rows are those the reference accepts (it validates first, SPEC section 5): O(V).
-    // The "+invalid" families are made invalid on purpose (INV-ERR-1's rows); the few that a
-    // declared policy makes valid (a NaN logit under `masked`) are left to the pooled test.
-    if (!row.family.ends_with("+invalid") &&
-        ValidateRow(row.view(), info.policies, 0).code == ErrorCode::kOk) {
-      families.insert(row.family);
+    // A family gets its own test when one of its rows is testable: valid (the "+invalid"
+    // families are INV-ERR-1's rows; the few a declared policy makes valid, a NaN logit under
+    // `masked`, are left to the test over all rows) and with a must-keep token of positive
+    // probability (the pooled tests leave draws of may-keep tokens out, so a row whose kept
+    // tokens are all may-keep, e.g. ties at a cut under `exact, any`, adds nothing).
+    if (row.family.ends_with("+invalid") || families.contains(row.family)) return;
+    if (ValidateRow(row.view(), info.policies, 0).code != ErrorCode::kOk) return;
+    const Expected<ReferenceDistribution> ref = ComputeReference(row.view(), info.policies);
+    if (!ref.ok()) return;
+    for (std::size_t i = 0; i < ref->probs.size(); ++i) {
+      if (ref->keep[i] == KeepClass::kMustKeep && ref->weights[i] > 0) {
+        families.insert(row.family);
+        return;
+      }
     }
   });
   return {families.begin(), families.end()};
