@@ -94,7 +94,7 @@ void Reset() {
 TEST(AbiMinor1, InfoStructOfMinor0ReadsAsDefaults) {
   Reset();
   g_info_size = 80;  // LP64: the MINOR 0 struct's sizeof, its tail padding past offset 76
-  g_top_k_ties = SAMPCERT_STEP_TIES_EXACT_ANY;        // not written: past its struct
+  g_top_k_ties = SAMPCERT_STEP_TIES_EXACT_ANY;  // not written: past its struct
   g_draw_mode = SAMPCERT_DRAWS_SEQUENTIAL;
   auto s = Sampler::Open(&kApi, nullptr);
   ASSERT_TRUE(s.ok()) << s.error().message;

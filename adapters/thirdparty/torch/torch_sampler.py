@@ -10,7 +10,7 @@ what the suite finds is what these two calls do.
     computed in float32; declares f32, f16, bf16 at accuracy fp32.
 --dtype bf16: bf16 rows stay bf16 (division, softmax and multinomial in bf16); declares bf16
     only, accuracy bf16. There is no f16 variant: torch 1.13's CPU kernels have no float16
-    softmax ("softmax_lastdim_kernel_impl" not implemented for 'Half') and no float16
+    softmax (torch raises for 'Half' in softmax_lastdim_kernel_impl) and no float16
     multinomial, so `--dtype f16` is refused.
 The variant is a command-line option, not --sampler-config, because it changes the
 declarations (capabilities, accuracy), which the host reads (info) before create gets the
