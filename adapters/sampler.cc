@@ -195,23 +195,16 @@ Expected<std::unique_ptr<Sampler>> Sampler::Open(const sampcert_sampler_api* api
     return Error{ErrorCode::kInvalidArgument,
                  fmt::format("sampler '{}' declares invalid policies: {}", s->info_.name, why)};
   }
-  if (config != nullptr) s->config_ = std::string(config);
-  if (auto failed = s->Create()) return *failed;
-  return s;
-}
-
-std::optional<Error> Sampler::Create() {
-  sampcert_error err = FreshError();
-  int32_t st;
+  err = FreshError();
   {
     Traced t("create()");
-    st = api_->create(config_ ? config_->c_str() : nullptr, &handle_, &err);
+    st = api->create(config, &s->handle_, &err);
   }
   if (st != SAMPCERT_STATUS_OK) {
-    handle_ = nullptr;
+    s->handle_ = nullptr;
     return FromAbiError(st, err);
   }
-  return std::nullopt;
+  return s;
 }
 
 Sampler::~Sampler() {

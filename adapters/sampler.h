@@ -90,7 +90,6 @@ class Sampler {
   Sampler(const sampcert_sampler_api* api, std::shared_ptr<void> keep_alive)
       : api_(api), keep_alive_(std::move(keep_alive)) {}
   std::vector<sampcert_row> AbiRows(const Batch& batch) const;
-  std::optional<Error> Create();  // creates handle_ with config_
   // One sample() call into the sampler, as asked.
   Expected<std::vector<int64_t>> SampleCall(const Batch& batch, uint64_t seed, uint64_t first_draw,
                                             uint64_t draws_per_row);
@@ -104,7 +103,6 @@ class Sampler {
   uint64_t abi_checked_calls_ = 0;
   uint64_t abi_violation_count_ = 0;
   std::string last_error_problem_;
-  std::optional<std::string> config_;  // create()'s config
   // POL-7: the next draw of each (seed, row id) stream of a sequential sampler on this handle.
   std::map<std::pair<uint64_t, uint64_t>, uint64_t> stream_next_;
   uint64_t stream_replays_ = 0;
