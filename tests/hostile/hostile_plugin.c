@@ -4,7 +4,7 @@
  *
  *   ctor_segv, ctor_exit0        library constructor segfaults / calls exit(0)
  *   get_info_segv, get_info_exit0, create_segv, create_exit0
- *   thread_crash                 create starts a thread that segfaults a little later
+ *   thread_crash                 create starts a thread that segfaults once sample() is called
  *   chdir                        create changes the working directory
  *   fork_child                   sample() forks a child that sleeps for ten minutes
  *   forge                        sample() writes "[]" to every file descriptor, then _exit(0)
@@ -101,9 +101,18 @@ struct sampcert_sampler {
   uint64_t capacity;
 };
 
+/* thread_crash: the thread create starts segfaults when the first sample() call releases it,
+ * and that call waits for it. Tied to the work, not to a delay: a worker that samples always
+ * dies, however fast its item would have been (a 300 ms timer let fast items finish first). */
+static pthread_mutex_t g_crash_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_crash_cv = PTHREAD_COND_INITIALIZER;
+static int g_crash_go = 0;
+
 static void* crash_later(void* arg) {
   (void)arg;
-  usleep(300 * 1000);
+  pthread_mutex_lock(&g_crash_mu);
+  while (!g_crash_go) pthread_cond_wait(&g_crash_cv, &g_crash_mu);
+  pthread_mutex_unlock(&g_crash_mu);
   segv();
   return NULL;
 }
@@ -195,6 +204,13 @@ static int32_t sample(sampcert_sampler* s, const sampcert_batch* b, uint64_t see
   if (b == NULL || b->struct_size < sizeof(sampcert_batch) || b->dtype != SAMPCERT_DTYPE_F32 ||
       b->num_rows != 1 || b->vocab == 0) {
     return fail(error, SAMPCERT_STATUS_UNSUPPORTED, -1, "one f32 row of V >= 1 only");
+  }
+  if (mode("thread_crash")) {
+    pthread_mutex_lock(&g_crash_mu);
+    g_crash_go = 1;
+    pthread_cond_broadcast(&g_crash_cv);
+    pthread_mutex_unlock(&g_crash_mu);
+    sleep(60); /* the other thread's segfault ends the process first */
   }
   if (mode("fork_child") && fork() == 0) {
     sleep(600);
