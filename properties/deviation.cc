@@ -1,7 +1,8 @@
 // DEV-1 (SPEC.md section 10, POL-5): a declared greedy threshold is a Warning with its size.
 #include <fmt/format.h>
 
-#include "properties/statistical_item.h"
+#include "properties/families.h"
+#include "properties/plan.h"
 #include "sampcert/reference_distribution.h"
 
 namespace sampcert::properties {
@@ -9,7 +10,17 @@ namespace sampcert::properties {
 using results::Status;
 using results::TestResult;
 
-std::vector<TestResult> RunDeviation(adapters::Sampler& sampler, const PlanItem& item) {
+bool DeviationApplies(const adapters::SamplerInfo& info) {
+  return info.policies.greedy_threshold > 0;
+}
+
+ResultKeys DeviationKeys(const Plan&, const PlanItem&, const adapters::SamplerInfo&, int64_t) {
+  return {{"DEV-1", "greedy_threshold"}};
+}
+
+std::vector<TestResult> RunDeviation(const ItemRun& run) {
+  adapters::Sampler& sampler = run.sampler;
+  const PlanItem& item = run.item;
   TestResult r;
   r.property = "DEV-1";
   r.dtype = item.dtype;

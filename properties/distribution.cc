@@ -3,14 +3,19 @@
 // may-keep tokens the sampler kept. Three sub-tests share the item's level: the G-test with
 // Williams' correction on cells fixed before drawing (exact binomial with two cells), the score
 // test on log p, and the band-conditional score test.
-// The draw counts, seeds and levels are the plan's (REPRO-1).
+// The draw counts, seeds and levels are the plan's (REPRO-1); the run / re-run / power rule is
+// the one of every test (statistical_test.h).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
+#include "properties/distribution.h"
+#include "properties/draw_planning.h"
+#include "properties/families.h"
+#include "properties/plan.h"
 #include "properties/portable_random.h"
-#include "properties/statistical_item.h"
+#include "properties/statistical_test.h"
 #include "properties/statistics.h"
 #include "sampcert/reference_distribution.h"
 #include "sampcert/sampler_abi.h"
@@ -19,6 +24,25 @@ namespace sampcert::properties {
 
 using results::Status;
 using results::TestResult;
+
+Expected<std::vector<int64_t>> Draw(adapters::Sampler& sampler, const RowCase& row, uint64_t seed,
+                                    uint64_t n) {
+  std::vector<int64_t> all;
+  all.reserve(n);
+  if (auto err = DrawMore(sampler, row, seed, n, &all)) return *err;
+  return all;
+}
+
+std::optional<Error> DrawMore(adapters::Sampler& sampler, const RowCase& row, uint64_t seed,
+                              uint64_t n, std::vector<int64_t>* tokens) {
+  const uint64_t chunk = 1 << 20;
+  for (uint64_t first = tokens->size(); first < n; first += std::min(chunk, n - first)) {
+    auto got = sampler.Sample(OneRow(row), seed, first, std::min(chunk, n - first));
+    if (!got.ok()) return got.error();
+    tokens->insert(tokens->end(), got->begin(), got->end());
+  }
+  return std::nullopt;
+}
 
 DistributionLook EvaluateDistributionLook(std::span<const int64_t> tokens,
                                           std::span<const long double> null, int subtests,
@@ -70,15 +94,176 @@ DistributionLook EvaluateDistributionLook(std::span<const int64_t> tokens,
   return look;
 }
 
-std::vector<TestResult> RunDistribution(adapters::Sampler& sampler, const std::string& sampler_arg,
-                                        const Plan& plan, const PlanItem& item, TestResult r,
-                                        const RowCase& row) {
-  const adapters::SamplerInfo& info = sampler.info();
+PlannedCells PlanCells(const ReferenceDistribution& ref, uint64_t max_draws,
+                       AccuracyClass accuracy) {
+  PlannedCells out;
+  // At a boundary the sampler may keep every may-keep token, adding cells: plan the draws for
+  // the larger of the two cell sets.
+  std::vector<long double> planned_null = ref.probs;
+  out.cells = MakeCells(ref.probs, max_draws);
+  std::vector<uint8_t> all_kept(ref.keep.size(), 0);
+  for (std::size_t i = 0; i < all_kept.size(); ++i) {
+    all_kept[i] = ref.keep[i] == KeepClass::kMustKeep || ref.keep[i] == KeepClass::kMayKeep;
+  }
+  if (auto wide = ref.RenormalizedOver(all_kept); wide.ok()) {
+    Cells more = MakeCells(*wide, max_draws);
+    if (more.probability.size() > out.cells.probability.size()) {
+      out.cells = std::move(more);
+      planned_null = *wide;
+    }
+  }
+  // bf16 / fp16: the null admits the class's tolerance (TOL-7): a chi-square radius for the
+  // G-test, an interval of masses for a two-cell test. Empty (fp32): the reference.
+  out.tolerance = NullTolerance(planned_null, ref.log_weights, accuracy);
+  out.delta = ChiSquareRadius(out.cells, out.tolerance);
+  const Cells& c = out.cells;
+  if (c.probability.size() == 2) {
+    const double total = c.probability[0] + c.probability[1];
+    double e0 = 0, e1 = 0;
+    for (std::size_t i = 0; i < out.tolerance.size(); ++i) {
+      (c.cell_of[i] == 0 ? e0 : e1) += c.cell_of[i] >= 0 ? out.tolerance[i] : 0;
+    }
+    out.interval = AdmissibleMass(c.probability[0] / total, e0, e1);
+  }
+  out.df = static_cast<double>(c.probability.size()) - 1;
+  return out;
+}
+
+void PlanDistribution(const PlanContext& ctx, PlanItem* it) {
+  const Profile& profile = ctx.profile;
+  it->subtests = 3;
+  it->required_draws = 4096;
+  if (!ctx.ref) return;
+  const PlannedCells pc = PlanCells(*ctx.ref, profile.max_draws, ctx.info.policies.accuracy);
+  const Cells& cells = pc.cells;
+  // The G-test's share of the last look's level, where the stated power must hold.
+  const double g_level = kLookShare[kLooks - 1] * it->level / it->subtests;
+  if (pc.tolerant() && cells.probability.size() == 2) {
+    const double p0 = cells.probability[0] / (cells.probability[0] + cells.probability[1]);
+    auto detects = [&](uint64_t n) {
+      return BinomialDetects(n, p0, kSlack * profile.required_tv, g_level, pc.interval);
+    };
+    it->required_draws = SmallestDraws(4096, profile.max_draws, detects);
+    if (!detects(it->required_draws)) {
+      it->required_tv = RoundUpTwoDigits(DetectableShiftBinomial(
+          it->required_draws, p0, g_level, pc.interval.first, pc.interval.second));
+    }
+  } else if (pc.tolerant() && pc.delta > 0) {
+    const uint64_t needed = DrawsForTv(pc.df, g_level, profile.required_tv, pc.delta);
+    it->required_draws = std::min(profile.max_draws, std::max<uint64_t>(needed, 4096));
+    if (needed > profile.max_draws) {
+      it->required_tv =
+          RoundUpTwoDigits(DetectableTv(pc.df, g_level, it->required_draws, pc.delta));
+    }
+  } else if (cells.probability.size() == 2) {
+    // Two cells: the exact binomial's own power.
+    const double p0 = cells.probability[0] / (cells.probability[0] + cells.probability[1]);
+    it->required_draws = SmallestDraws(4096, profile.max_draws, [&](uint64_t n) {
+      return BinomialDetects(n, p0, kSlack * profile.required_tv, g_level);
+    });
+  } else {
+    it->required_draws = std::min(
+        profile.max_draws, std::max<uint64_t>(DrawsForTv(pc.df, g_level, profile.required_tv), 4096));
+  }
+}
+
+namespace {
+
+std::string DescribeLook(const DistributionLook& l) {
+  std::string d =
+      fmt::format("G = {:.1f} on {} cells (p = {:.3g})", l.g.statistic, l.g.cells, l.g.p_value);
+  if (l.has_score) d += fmt::format("; score z = {:.2f} (p = {:.3g})", l.score.z, l.score.p_value);
+  if (l.has_band) {
+    d += fmt::format("; band-conditional score z = {:.2f} (p = {:.3g})", l.band.z, l.band.p_value);
+  }
+  return d;
+}
+
+void FillLook(const DistributionLook& l, TestResult* r) {
+  r->p_value = l.p_value;
+  r->observed = l.g.observed;
+  r->expected = l.g.expected;
+  double worst_dev = 0;
+  for (std::size_t c = 0; c < l.g.observed.size(); ++c) {
+    worst_dev = std::max(worst_dev, std::fabs(l.g.observed[c] - l.g.expected[c]) /
+                                        std::sqrt(std::max(l.g.expected[c], 1.0)));
+  }
+  r->worst_error = worst_dev;  // the largest standardized cell deviation
+}
+
+// Checks the draws tokens[checked..] exactly (a token outside [0, V), outside the support, or
+// must-drop is an exact failure) and marks the may-keep tokens seen as kept.
+std::optional<std::string> CheckDraws(const std::vector<int64_t>& tokens, std::size_t checked,
+                                      const ReferenceDistribution& ref, std::size_t v,
+                                      std::vector<uint8_t>* kept) {
+  for (std::size_t i = checked; i < tokens.size(); ++i) {
+    const int64_t t = tokens[i];
+    if (t < 0 || static_cast<std::size_t>(t) >= v) {
+      return fmt::format("RANGE-1: drew token id {} outside [0, {})", t, v);
+    }
+    const KeepClass c = ref.keep[static_cast<std::size_t>(t)];
+    if (c == KeepClass::kOutsideSupport || c == KeepClass::kMustDrop) {
+      return fmt::format("SUPP-2: drew token {} (reference probability {:.3g})", t,
+                         static_cast<double>(ref.probs[static_cast<std::size_t>(t)]));
+    }
+    if (c == KeepClass::kMayKeep) (*kept)[static_cast<std::size_t>(t)] = 1;
+  }
+  return std::nullopt;
+}
+
+// The stated power of the deciding run's last look, appended to the note: the TV on its cells,
+// the temperature error and the band shift it detects w.p. 0.9.
+double StatePower(const DistributionLook& last, uint64_t n, double level, const ItemRun& ctx,
+                  TestResult* r) {
+  const GofResult& g = last.g;
+  const double sub_level = level / static_cast<double>(std::max(1, ctx.item.subtests));
+  const double nd = static_cast<double>(n);
+  if (g.cells >= 3) {
+    r->power_tv = DetectableTv(g.df, sub_level, n, g.delta);
+  } else if (g.cells == 2) {
+    const double total = g.expected[0] + g.expected[1];
+    r->power_tv = !(total > 0) ? 1
+                  : last.tolerant
+                      ? DetectableShiftBinomial(n, g.expected[0] / total, sub_level,
+                                                g.interval_lo, g.interval_hi)
+                      : DetectableShiftBinomial(n, g.expected[0] / total, sub_level);
+  } else {
+    // A point mass: any other token drawn is an exact failure, missed only if none of n draws
+    // lands on it.
+    r->power_tv = 1 - PortableExp(PortableLog(0.1) / nd);
+  }
+  if (last.tolerant) {
+    r->note += fmt::format("Null admits the {} class's tolerance (chi-square radius {:.3g}{}). ",
+                           AccuracyName(ctx.sampler.info().policies.accuracy), g.delta,
+                           g.cells == 2 ? fmt::format(", cell 0 mass in [{:.6g}, {:.6g}]",
+                                                      g.interval_lo, g.interval_hi)
+                                        : std::string());
+  }
+  r->note +=
+      fmt::format("{} looks, last ({} draws): {}. Detects w.p. 0.9: TV {:.3g} on its {} cell(s)",
+                  ctx.item.looks.size(), n, DescribeLook(last), r->power_tv, g.cells);
+  if (last.has_score) {
+    r->note +=
+        fmt::format("; a temperature error of {:.3g}%",
+                    100 * DetectableMeanShift(nd * last.score_var, sub_level, nd * last.score_tol) /
+                        (nd * last.score_var));
+  }
+  if (last.has_band) {
+    r->note +=
+        fmt::format("; a shift of E[log p | band] by {:.3g} nats inside the bands",
+                    DetectableMeanShift(nd * last.band_var, sub_level, nd * last.band_tol) / nd);
+  }
+  return r->power_tv;
+}
+
+}  // namespace
+
+std::vector<TestResult> RunDistribution(const ItemRun& ctx) {
+  const RowCase& row = *ctx.row;
+  const PlanItem& item = ctx.item;
+  const adapters::SamplerInfo& info = ctx.sampler.info();
   const Expected<ReferenceDistribution> ref = ComputeReference(row.view(), info.policies);
-  auto fail = [&](std::string message) {
-    FailItem(r, std::move(message), row, sampler_arg, plan, item);
-    return std::vector<TestResult>{r};
-  };
+  TestResult r = ctx.base;
   if (ref.ok() && ref->any_greedy_ties) {  // MakePlan leaves such rows out
     r.status = results::Status::kNotSupported;
     r.note = "greedy ties under the `any` tie-break: only the support is constrained";
@@ -93,46 +278,32 @@ std::vector<TestResult> RunDistribution(adapters::Sampler& sampler, const std::s
     kept[i] = ref->keep[i] == KeepClass::kMustKeep;
   }
   if (has_may && info.Has(SAMPCERT_CAP_PROBABILITIES)) {
-    auto p = sampler.Probabilities(OneRow(row));
-    if (!p.ok()) return fail("probabilities: " + p.error().message);
+    auto p = ctx.sampler.Probabilities(OneRow(row));
+    if (!p.ok()) {
+      FailItem(r, "probabilities: " + p.error().message, ctx);
+      return {r};
+    }
     for (std::size_t i = 0; i < row.vocab(); ++i) {
       if ((*p)[i] > 0 && ref->keep[i] == KeepClass::kMayKeep) kept[i] = 1;
     }
   }
+  using Run = SequentialRun<DistributionLook>;
+  StatisticalTest<DistributionLook> test;
   // One run: the sequential looks on one stream of draws (look k draws up to looks[k]), each
-  // look checking its new draws exactly first (a token outside [0, V), outside the support, or
-  // of null probability 0: an exact failure), then the three sub-tests on all draws so far.
-  struct Run {
-    int rejected = -1;  // the look that rejected, -1: none
-    uint64_t drawn = 0;
-    DistributionLook last;  // the last look evaluated
-  };
-  auto run = [&](uint64_t test_seed, const std::vector<uint64_t>& looks,
+  // look checking its new draws exactly first, then the three sub-tests on all draws so far.
+  test.run = [&](uint64_t seed, const std::vector<uint64_t>& looks,
                  const std::vector<double>& levels, Run* out) -> std::optional<std::string> {
     std::vector<int64_t> tokens;
     std::vector<uint8_t> k = kept;
     std::optional<std::string> error;
     out->rejected = FirstRejectingLook(looks, levels, [&](uint64_t n) {
       const std::size_t checked = tokens.size();
-      if (auto err = DrawMore(sampler, row, test_seed, n, &tokens)) {
+      if (auto err = DrawMore(ctx.sampler, row, seed, n, &tokens)) {
         error = "sampler error: " + err->message;
         return -1.0;
       }
       out->drawn = tokens.size();
-      for (std::size_t i = checked; i < tokens.size(); ++i) {
-        const int64_t t = tokens[i];
-        if (t < 0 || static_cast<std::size_t>(t) >= row.vocab()) {
-          error = fmt::format("RANGE-1: drew token id {} outside [0, {})", t, row.vocab());
-          return -1.0;
-        }
-        const KeepClass c = ref->keep[static_cast<std::size_t>(t)];
-        if (c == KeepClass::kOutsideSupport || c == KeepClass::kMustDrop) {
-          error = fmt::format("SUPP-2: drew token {} (reference probability {:.3g})", t,
-                              static_cast<double>(ref->probs[static_cast<std::size_t>(t)]));
-          return -1.0;
-        }
-        if (c == KeepClass::kMayKeep) k[static_cast<std::size_t>(t)] = 1;
-      }
+      if ((error = CheckDraws(tokens, checked, *ref, row.vocab(), &k))) return -1.0;
       auto null = ref->RenormalizedOver(k);
       if (!null.ok()) {
         error = "SUPP-2: " + null.error().message;
@@ -152,131 +323,24 @@ std::vector<TestResult> RunDistribution(adapters::Sampler& sampler, const std::s
     });
     return error;
   };
-  auto describe = [](const DistributionLook& l) {
-    std::string d =
-        fmt::format("G = {:.1f} on {} cells (p = {:.3g})", l.g.statistic, l.g.cells, l.g.p_value);
-    if (l.has_score)
-      d += fmt::format("; score z = {:.2f} (p = {:.3g})", l.score.z, l.score.p_value);
-    if (l.has_band) {
-      d +=
-          fmt::format("; band-conditional score z = {:.2f} (p = {:.3g})", l.band.z, l.band.p_value);
-    }
-    return d;
-  };
-  auto look_name = [](const std::vector<uint64_t>& looks, int k) {
-    return fmt::format("look {} of {} ({} draws)", k + 1, looks.size(),
-                       looks[static_cast<std::size_t>(k)]);
-  };
-  auto fill = [&](const DistributionLook& l) {
-    r.p_value = l.p_value;
-    r.observed = l.g.observed;
-    r.expected = l.g.expected;
-    double worst_dev = 0;
-    for (std::size_t c = 0; c < l.g.observed.size(); ++c) {
-      worst_dev = std::max(worst_dev, std::fabs(l.g.observed[c] - l.g.expected[c]) /
-                                          std::sqrt(std::max(l.g.expected[c], 1.0)));
-    }
-    r.worst_error = worst_dev;  // the largest standardized cell deviation
-  };
-  r.cases = 1;
-  Run first;
-  if (auto err = run(item.seed, item.looks, item.look_levels, &first)) return fail(*err);
-  fill(first.last);
-  r.draws = first.drawn;
-  // The run whose last look states the power: the first, or the re-run when the first stopped.
-  Run stated = first;
-  uint64_t stated_n = item.draws;
-  double stated_level = item.look_levels.back();
-  if (first.rejected >= 0) {
-    // A look rejected: re-run from a fresh seed with the plan's re-run draws and looks at the
-    // reserve's level; a failure needs both (SPEC STAT-4).
-    Run second;
-    if (auto err = run(Mix(item.seed, 1), item.rerun_looks, item.rerun_look_levels, &second)) {
-      return fail(*err);
-    }
-    r.draws = first.drawn + second.drawn;
+  test.fill = FillLook;
+  test.p_value = [](const DistributionLook& l) { return l.p_value; };
+  test.failure = [&](const Run& first, const Run& second, uint64_t all) {
     const std::size_t fk = static_cast<std::size_t>(first.rejected);
-    if (second.rejected >= 0) {
-      fill(second.last);
-      const std::size_t sk = static_cast<std::size_t>(second.rejected);
-      return fail(fmt::format(
-          "draws do not follow the reference ({} draws in all): re-run {}: {}; worst: {}, adjusted "
-          "p = {:.3g} < {:.3g} (first run {}: {}, adjusted p = {:.3g} < {:.3g})",
-          r.draws, look_name(item.rerun_looks, second.rejected), describe(second.last),
-          second.last.worst, second.last.p_value, item.rerun_look_levels[sk],
-          look_name(item.looks, first.rejected), describe(first.last), first.last.p_value,
-          item.look_levels[fk]));
-    }
-    r.note = fmt::format(
-        "first run {} gave p = {:.3g} below its level {:.3g}; the re-run ({} draws) passed every "
-        "look (last p = {:.3g}). ",
-        look_name(item.looks, first.rejected), first.last.p_value, item.look_levels[fk],
-        second.drawn, second.last.p_value);
-    stated = second;
-    stated_n = item.rerun_draws;
-    stated_level = item.rerun_look_levels.back();
-  }
-  // Power at the last look, stated against named alternatives (each at its sub-test's share of
-  // the last look's level, w.p. 0.9).
-  const DistributionLook& last = stated.last;
-  const GofResult& g = last.g;
-  const double sub_level = stated_level / static_cast<double>(std::max(1, item.subtests));
-  const double nd = static_cast<double>(stated_n);
-  if (g.cells >= 3) {
-    r.power_tv = DetectableTv(g.df, sub_level, stated_n, g.delta);
-  } else if (g.cells == 2) {
-    const double total = g.expected[0] + g.expected[1];
-    r.power_tv = !(total > 0) ? 1
-                 : last.tolerant
-                     ? DetectableShiftBinomial(stated_n, g.expected[0] / total, sub_level,
-                                               g.interval_lo, g.interval_hi)
-                     : DetectableShiftBinomial(stated_n, g.expected[0] / total, sub_level);
-  } else {
-    // A point mass: any other token drawn is an exact failure, missed only if none of n draws
-    // lands on it.
-    r.power_tv = 1 - PortableExp(PortableLog(0.1) / nd);
-  }
-  if (last.tolerant) {
-    r.note += fmt::format("Null admits the {} class's tolerance (chi-square radius {:.3g}{}). ",
-                          AccuracyName(info.policies.accuracy), g.delta,
-                          g.cells == 2 ? fmt::format(", cell 0 mass in [{:.6g}, {:.6g}]",
-                                                     g.interval_lo, g.interval_hi)
-                                       : std::string());
-  }
-  r.note +=
-      fmt::format("{} looks, last ({} draws): {}. Detects w.p. 0.9: TV {:.3g} on its {} cell(s)",
-                  item.looks.size(), stated_n, describe(last), r.power_tv, g.cells);
-  if (last.has_score) {
-    r.note +=
-        fmt::format("; a temperature error of {:.3g}%",
-                    100 * DetectableMeanShift(nd * last.score_var, sub_level, nd * last.score_tol) /
-                        (nd * last.score_var));
-  }
-  if (last.has_band) {
-    r.note +=
-        fmt::format("; a shift of E[log p | band] by {:.3g} nats inside the bands",
-                    DetectableMeanShift(nd * last.band_var, sub_level, nd * last.band_tol) / nd);
-  }
-  const double required_tv = RequiredTv(plan, item);
-  r.note += fmt::format("; powered for TV {:.3g}", required_tv);
-  if (required_tv != plan.profile.required_tv) {
-    r.note += fmt::format(
-        " (the {} class's requirement: the profile's {:.3g} is out of reach under its "
-        "tolerance)",
-        AccuracyName(info.policies.accuracy), plan.profile.required_tv);
-  }
-  if (r.power_tv > required_tv) {
-    r.status = Status::kInconclusive;
-    r.note += fmt::format(" (requires TV {:.3g}", required_tv);
-    if (item.draws < item.required_draws) {
-      r.note += fmt::format(
-          "; the draw budget capped this test at {} draws, its power needs {}: raise --max-draws "
-          "or lower the declared draw cost to reach it",
-          item.draws, item.required_draws);
-    }
-    r.note += ")";
-  }
-  return {r};
+    const std::size_t sk = static_cast<std::size_t>(second.rejected);
+    return fmt::format(
+        "draws do not follow the reference ({} draws in all): re-run {}: {}; worst: {}, adjusted "
+        "p = {:.3g} < {:.3g} (first run {}: {}, adjusted p = {:.3g} < {:.3g})",
+        all, LookName(item.rerun_looks, second.rejected), DescribeLook(second.last),
+        second.last.worst, second.last.p_value, item.rerun_look_levels[sk],
+        LookName(item.looks, first.rejected), DescribeLook(first.last), first.last.p_value,
+        item.look_levels[fk]);
+  };
+  test.power = [&](const DistributionLook& last, uint64_t n, double level, TestResult* out) {
+    return StatePower(last, n, level, ctx, out);
+  };
+  test.requirement = {"TV ", "TV ", RequiredTv(ctx.plan, item), ctx.plan.profile.required_tv};
+  return RunStatisticalTest(ctx, std::move(r), test);
 }
 
 }  // namespace sampcert::properties

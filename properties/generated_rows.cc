@@ -8,8 +8,10 @@
 #include <set>
 
 #include "properties/case_check.h"
+#include "properties/families.h"
 #include "properties/generators.h"
 #include "properties/portable_random.h"
+#include "properties/reproduction.h"
 #include "sampcert/row_validation.h"
 #include "sampcert/sampler_abi.h"
 
@@ -128,9 +130,19 @@ RowCase Shrink(adapters::Sampler& sampler, const rc::Shrinkable<RowCase>& start,
 
 }  // namespace
 
-std::vector<TestResult> RunGeneratedRows(adapters::Sampler& sampler, const std::string& sampler_arg,
-                                         const Plan& plan, const PlanItem& item,
-                                         int64_t only_case) {
+bool GeneratedRowsApply(const adapters::SamplerInfo&) { return true; }
+
+void PlanGeneratedRows(const PlanContext&, PlanItem* item) {
+  // DIST-3: three sub-tests on the generated rows' own draws (64 per row, one look); a
+  // suspicious first look is re-run on fresh draws of the same rows at the reserve's share.
+  item->subtests = 3;
+}
+
+std::vector<TestResult> RunGeneratedRows(const ItemRun& run) {
+  adapters::Sampler& sampler = run.sampler;
+  const Plan& plan = run.plan;
+  const PlanItem& item = run.item;
+  const int64_t only_case = run.only_case;
   const adapters::SamplerInfo& info = sampler.info();
   Results results(item.dtype);
   for (const auto& [property, family] : NotSupportedKeys(info)) {
@@ -177,9 +189,7 @@ std::vector<TestResult> RunGeneratedRows(adapters::Sampler& sampler, const std::
       Failure f;
       f.message = o.message;
       f.input = Describe(row);
-      f.reproduction =
-          fmt::format("sampcert run --sampler {} --profile {} --seed {} --dtype {} --case {}",
-                      sampler_arg, plan.profile.name, plan.seed, item.dtype, c.index);
+      f.reproduction = ReproductionCommand(run.sampler_arg, plan, item, c.index);
       // The first failure of each (property, family) is shrunk, in plan order, while the
       // item's shrink budget lasts (profile.shrink_failures keys); a case run alone under
       // --case is always shrunk. Both are fixed by the plan, never by a clock (REPRO-1).

@@ -17,19 +17,11 @@
 
 namespace sampcert::properties {
 
-std::vector<results::TestResult> RunGeneratedRows(adapters::Sampler& sampler,
-                                                  const std::string& sampler_arg, const Plan& plan,
-                                                  const PlanItem& item, int64_t only_case);
+// The family's run, planning and keys are declared in families.h.
 
 // The row families whose own DIST-3 test the item runs: those with a valid row in the plan.
 std::vector<std::string> DistributionFamilies(const Plan& plan, const PlanItem& item,
                                               const adapters::SamplerInfo& info);
-
-// The (property, family) keys RunGeneratedRows returns, from the plan and declaration alone.
-std::vector<std::pair<std::string, std::string>> GeneratedRowKeys(const Plan& plan,
-                                                                  const PlanItem& item,
-                                                                  const adapters::SamplerInfo& info,
-                                                                  int64_t only_case);
 
 // DIST-3 (SPEC.md section 12): the draws of every valid generated row of an item, pooled. Each
 // row's draws get a randomized probability integral transform (tokens in decreasing reference

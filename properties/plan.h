@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "adapters/sampler.h"
+#include "properties/families.h"
 #include "properties/row_case.h"
 
 namespace sampcert::properties {
@@ -60,9 +61,10 @@ struct PlanOptions {
 // the plan reads the declaration in one place.
 double DeclaredDrawCostNsPerToken(const adapters::SamplerInfo& info);
 
-// One unit of the plan: the deterministic properties of one dtype, or one statistical test.
+// One unit of the plan: the generated rows of one dtype, one statistical test on a planned row,
+// or one declared deviation (its family: families.h).
 struct PlanItem {
-  std::string kind;   // "deterministic", "distribution", "tail", "deviation"
+  ItemKind kind = ItemKind::kGeneratedRows;
   std::string dtype;  // "f32", "f16", "bf16"
   std::string name;   // planned row name (statistical items)
   double level = 0;   // its share of the false-alarm budget (statistical items)
@@ -89,7 +91,9 @@ struct PlanItem {
   // class's null. 0: the profile's requirement.
   double required_tv = 0;
   double required_tail_change = 0;
-  std::string Id() const { return dtype + "/" + (name.empty() ? kind : name); }
+  std::string Id() const {
+    return dtype + "/" + (name.empty() ? std::string(FamilyOf(kind).name) : name);
+  }
 };
 
 struct Plan {
@@ -117,7 +121,8 @@ std::string DescribePlan(const Plan& plan);
 // says "plan changed" instead of comparing statuses.
 std::string PlanVersion(const Plan& plan);
 
-// The planned rows of the statistical tests, by name (also used by the calibration test).
+// The planned rows of the statistical tests, by name, every planned-row family's in table order
+// (also used by the calibration test).
 std::vector<std::pair<std::string, RowCase>> PlannedRows(DType dtype, uint32_t capabilities);
 std::optional<RowCase> PlannedRowByName(DType dtype, const std::string& name,
                                         uint32_t capabilities);

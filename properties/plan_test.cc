@@ -12,7 +12,8 @@
 #include "properties/conformance.h"
 #include "properties/generators.h"
 #include "properties/portable_random.h"
-#include "properties/statistical_item.h"
+#include "properties/distribution.h"
+#include "properties/tail.h"
 #include "properties/statistics.h"
 #include "registry/open_sampler.h"
 #include "sampcert/reference_distribution.h"
@@ -37,7 +38,7 @@ TEST(Plan, VersionFollowsWhatThePlanFixes) {
   EXPECT_NE(v, PlanVersion(MakePlan(quick, fewer, 1)));
   // Every statistical item has its draws and seed in the plan.
   for (const PlanItem& it : MakePlan(standard, info, 1).items) {
-    if (it.kind == "distribution" || it.kind == "tail") {
+    if (FamilyOf(it.kind).drawn) {
       EXPECT_GE(it.draws, 4096u) << it.Id();
       EXPECT_NE(it.seed, 0u) << it.Id();
     }
@@ -57,7 +58,7 @@ TEST(Plan, LooksSpendTheLevelAndTheLastLookHasThePower) {
   const Plan plan = MakePlan(standard, info, 1);
   int statistical = 0;
   for (const PlanItem& it : plan.items) {
-    if (it.kind != "distribution" && it.kind != "tail") continue;
+    if (!FamilyOf(it.kind).drawn) continue;
     ++statistical;
     ASSERT_EQ(it.looks.size(), 4u) << it.Id();
     ASSERT_EQ(it.look_levels.size(), 4u) << it.Id();
@@ -78,7 +79,7 @@ TEST(Plan, LooksSpendTheLevelAndTheLastLookHasThePower) {
     ASSERT_TRUE(row.has_value());
     auto ref = ComputeReference(row->view(), info.policies);
     ASSERT_TRUE(ref.ok());
-    if (it.kind == "tail") {
+    if (it.kind == ItemKind::kTail) {
       // Every nested set reaches the required relative change at the last look's level.
       for (const TailSet& set : TailSets(*ref)) {
         EXPECT_LE(DetectableShiftBinomial(it.draws, set.mass, sub_level) / set.mass,
@@ -118,7 +119,7 @@ TEST(Plan, MaxDrawsCapsEveryTestAndChangesTheVersion) {
   for (std::size_t i = 0; i < capped.items.size(); ++i) {
     const PlanItem& a = full.items[i];
     const PlanItem& b = capped.items[i];
-    if (b.kind != "distribution" && b.kind != "tail") continue;
+    if (!FamilyOf(b.kind).drawn) continue;
     EXPECT_EQ(b.required_draws, a.required_draws) << b.Id();
     EXPECT_EQ(b.draw_cap, 20000u) << b.Id();
     EXPECT_EQ(b.draws, std::min<uint64_t>(a.required_draws, 20000)) << b.Id();
@@ -148,7 +149,7 @@ TEST(Plan, DeclaredDrawCostCapsByVocabulary) {
   int capped = 0;
   for (std::size_t i = 0; i < costed.items.size(); ++i) {
     const PlanItem& it = costed.items[i];
-    if (it.kind != "distribution" && it.kind != "tail") continue;
+    if (!FamilyOf(it.kind).drawn) continue;
     const auto row = PlannedRowByName(DTypeFromName(it.dtype), it.name, ~0u);
     ASSERT_TRUE(row.has_value());
     const auto cap = static_cast<uint64_t>(

@@ -38,7 +38,7 @@ std::vector<CachedRow> CachedRows() {
 // The rejection rate of DIST-3 over `runs` pooled runs of 64 draws per row.
 int Rejections(const std::vector<CachedRow>& rows, double level, int runs, bool alternative) {
   PlanItem item;
-  item.kind = "deterministic";
+  item.kind = ItemKind::kGeneratedRows;
   item.dtype = "f32";
   item.level = level;
   item.subtests = 3;

@@ -10,7 +10,8 @@
 #include <vector>
 
 #include "properties/plan.h"
-#include "properties/statistical_item.h"
+#include "properties/distribution.h"
+#include "properties/statistical_test.h"
 #include "properties/statistics.h"
 #include "sampcert/reference_distribution.h"
 #include "sampcert/reference_sampler.h"

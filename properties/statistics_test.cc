@@ -11,7 +11,8 @@
 #include <vector>
 
 #include "properties/plan.h"
-#include "properties/statistical_item.h"
+#include "properties/distribution.h"
+#include "properties/tail.h"
 #include "sampcert/reference_distribution.h"
 #include "sampcert/reference_sampler.h"
 

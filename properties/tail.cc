@@ -3,21 +3,91 @@
 // binomial per set at an equal share of the item's level (a set never drawn is the zero-count
 // test, 2 (1 - m)^n). Power is stated as the relative change of each set's mass detected with
 // probability 0.9; a set short of the profile's required change makes the item Inconclusive.
-// Sequential looks and the re-run after a rejection follow the one rule of every test (STAT-4).
+// Sequential looks and the re-run after a rejection follow the one rule of every test (STAT-4,
+// statistical_test.h).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
+#include "properties/distribution.h"
+#include "properties/draw_planning.h"
+#include "properties/families.h"
+#include "properties/plan.h"
 #include "properties/portable_random.h"
-#include "properties/statistical_item.h"
+#include "properties/statistical_test.h"
 #include "properties/statistics.h"
+#include "properties/tail.h"
 #include "sampcert/reference_distribution.h"
 
 namespace sampcert::properties {
 
 using results::Status;
 using results::TestResult;
+
+std::vector<std::pair<std::string, RowCase>> TailRows(DType dtype, uint32_t) {
+  std::vector<std::pair<std::string, RowCase>> rows;
+  {
+    // One dominant token, ~5% spread over 50000 tiny ones: each tail logit is
+    // log(0.05 / 50000 / 0.95).
+    const float tail = static_cast<float>(PortableLog(0.05 / 50000.0 / 0.95));
+    std::vector<float> x(50001, tail);
+    x[0] = 0.0f;
+    rows.emplace_back("dominant_tail_V50001", MakeRow(dtype, x, 1.0f, 112));
+  }
+  {
+    // Tails at depth (the nested sets): one dominant token; 20,000 tokens at 1e-6 of it,
+    // 60,000 at 8e-8 (below 1e-7 absolute, above 2^-24 of the maximum) and 100,000 at 1e-8
+    // (below 2^-24 of the maximum, where an fp32 exponential race loses everything).
+    std::vector<float> x(180001);
+    x[0] = 0.0f;
+    const float a = static_cast<float>(PortableLog(1e-6));
+    const float b = static_cast<float>(PortableLog(8e-8));
+    const float c = static_cast<float>(PortableLog(1e-8));
+    for (std::size_t i = 1; i < x.size(); ++i) x[i] = i <= 20000 ? a : i <= 80000 ? b : c;
+    rows.emplace_back("deep_tail_V180001", MakeRow(dtype, x, 1.0f, 113));
+  }
+  return rows;
+}
+
+std::string_view TailProperty(const RowCase&) { return "TAIL-1"; }
+
+void PlanTail(const PlanContext& ctx, PlanItem* it) {
+  const Profile& profile = ctx.profile;
+  // Draws for the profile's relative tail change on every nested tail set at the last look's
+  // level, at most 4x the profile's draws (one count per set: cheap per draw).
+  it->required_draws = 4 * profile.max_draws;
+  if (!ctx.ref) return;
+  const std::vector<TailSet> sets = TailSets(*ctx.ref);
+  it->subtests = std::max<int>(1, static_cast<int>(sets.size()));
+  const double set_level = kLookShare[kLooks - 1] * it->level / it->subtests;
+  // bf16 / fp16: each set's null is the interval of masses the class admits (TOL-6, TOL-7); a
+  // point for fp32.
+  const std::vector<double> tol =
+      NullTolerance(ctx.ref->probs, ctx.ref->log_weights, ctx.info.policies.accuracy);
+  const std::vector<std::pair<double, double>> intervals = TailIntervals(sets, tol);
+  auto detects = [&](uint64_t n) {
+    for (std::size_t s = 0; s < sets.size(); ++s) {
+      if (!BinomialDetects(n, sets[s].mass, kSlack * profile.required_tail_change * sets[s].mass,
+                           set_level, intervals[s])) {
+        return false;
+      }
+    }
+    return true;
+  };
+  it->required_draws = SmallestDraws(4096, 4 * profile.max_draws, detects);
+  // Where the class's tolerance puts the profile's change out of reach at the most draws, the
+  // item is held to (and states) what they reach under the class's null.
+  if (!tol.empty() && !detects(it->required_draws)) {
+    double worst = 0;
+    for (std::size_t s = 0; s < sets.size(); ++s) {
+      worst = std::max(worst, DetectableShiftBinomial(it->required_draws, sets[s].mass, set_level,
+                                                      intervals[s].first, intervals[s].second) /
+                                  sets[s].mass);
+    }
+    if (worst > profile.required_tail_change) it->required_tail_change = RoundUpTwoDigits(worst);
+  }
+}
 
 std::vector<TailSet> TailSets(const ReferenceDistribution& ref) {
   long double top = 0;
@@ -63,11 +133,24 @@ std::vector<std::pair<double, double>> TailIntervals(const std::vector<TailSet>&
   return out;
 }
 
-std::vector<TestResult> RunTail(adapters::Sampler& sampler, const std::string& sampler_arg,
-                                const Plan& plan, const PlanItem& item, TestResult r,
-                                const RowCase& row) {
-  const Expected<ReferenceDistribution> ref = ComputeReference(row.view(), sampler.info().policies);
+namespace {
+
+struct TailLook {
+  double p_value = 1;  // Bonferroni-adjusted over the sets
+  std::size_t worst = 0;
+  uint64_t n = 0;
+  std::vector<uint64_t> counts;
+};
+
+}  // namespace
+
+std::vector<TestResult> RunTail(const ItemRun& ctx) {
+  const RowCase& row = *ctx.row;
+  const PlanItem& item = ctx.item;
+  const Policies& policies = ctx.sampler.info().policies;
+  const Expected<ReferenceDistribution> ref = ComputeReference(row.view(), policies);
   const std::vector<TailSet> sets = TailSets(*ref);
+  TestResult r = ctx.base;
   r.cases = 1;
   if (sets.empty()) {
     r.status = Status::kInconclusive;
@@ -76,33 +159,24 @@ std::vector<TestResult> RunTail(adapters::Sampler& sampler, const std::string& s
   }
   const double share = static_cast<double>(sets.size());
   // bf16 / fp16: each set's null is the interval of masses the class admits (TOL-6, TOL-7).
-  const std::vector<double> tol =
-      NullTolerance(ref->probs, ref->log_weights, sampler.info().policies.accuracy);
+  const std::vector<double> tol = NullTolerance(ref->probs, ref->log_weights, policies.accuracy);
   const std::vector<std::pair<double, double>> intervals = TailIntervals(sets, tol);
-  struct Look {
-    double p_value = 1;  // Bonferroni-adjusted over the sets
-    std::size_t worst = 0;
-    uint64_t n = 0;
-    std::vector<uint64_t> counts;
-  };
-  struct Run {
-    int rejected = -1;  // the look that rejected, -1: none
-    Look last;          // the last look evaluated
-  };
+  using Run = SequentialRun<TailLook>;
+  StatisticalTest<TailLook> test;
   // One run: the sequential looks on one stream of draws; each look counts its new draws into
   // the tail sets and tests every set's count so far (one exact binomial each).
-  auto run = [&](uint64_t seed, const std::vector<uint64_t>& looks,
+  test.run = [&](uint64_t seed, const std::vector<uint64_t>& looks,
                  const std::vector<double>& levels, Run* out) -> std::optional<std::string> {
     std::vector<int64_t> tokens;
     std::optional<std::string> error;
     out->last.counts.assign(sets.size(), 0);
     out->rejected = FirstRejectingLook(looks, levels, [&](uint64_t n) {
       const std::size_t counted = tokens.size();
-      if (auto err = DrawMore(sampler, row, seed, n, &tokens)) {
+      if (auto err = DrawMore(ctx.sampler, row, seed, n, &tokens)) {
         error = "sampler error: " + err->message;
         return -1.0;
       }
-      Look& l = out->last;
+      TailLook& l = out->last;
       for (std::size_t i = counted; i < tokens.size(); ++i) {
         const int64_t t = tokens[i];
         if (t < 0 || static_cast<std::size_t>(t) >= row.vocab()) {
@@ -114,6 +188,7 @@ std::vector<TestResult> RunTail(adapters::Sampler& sampler, const std::string& s
         }
       }
       l.n = tokens.size();
+      out->drawn = l.n;
       l.p_value = 1;
       for (std::size_t s = 0; s < sets.size(); ++s) {
         const double p =
@@ -128,7 +203,7 @@ std::vector<TestResult> RunTail(adapters::Sampler& sampler, const std::string& s
     });
     return error;
   };
-  auto describe = [&](const Look& l) {
+  auto describe = [&](const TailLook& l) {
     std::string d;
     for (std::size_t s = 0; s < sets.size(); ++s) {
       d += fmt::format("{}{} ({} tokens, mass {:.3g}): drew {} of {}, expected {:.1f}",
@@ -141,98 +216,52 @@ std::vector<TestResult> RunTail(adapters::Sampler& sampler, const std::string& s
     }
     return d;
   };
-  auto look_name = [](const std::vector<uint64_t>& looks, int k) {
-    return fmt::format("look {} of {} ({} draws)", k + 1, looks.size(),
-                       looks[static_cast<std::size_t>(k)]);
-  };
-  auto fill = [&](const Look& l) {
-    r.p_value = l.p_value;
-    r.observed.clear();
-    r.expected.clear();
-    r.worst_error = 0;
+  test.fill = [&](const TailLook& l, TestResult* out) {
+    out->p_value = l.p_value;
+    out->observed.clear();
+    out->expected.clear();
+    out->worst_error = 0;
     for (std::size_t s = 0; s < sets.size(); ++s) {
-      r.observed.push_back(static_cast<double>(l.counts[s]));
-      r.expected.push_back(sets[s].mass * static_cast<double>(l.n));
-      r.worst_error = std::max(r.worst_error,
-                               std::fabs(static_cast<double>(l.counts[s]) / r.expected.back() - 1));
+      out->observed.push_back(static_cast<double>(l.counts[s]));
+      out->expected.push_back(sets[s].mass * static_cast<double>(l.n));
+      out->worst_error =
+          std::max(out->worst_error,
+                   std::fabs(static_cast<double>(l.counts[s]) / out->expected.back() - 1));
     }
   };
-  Run first;
-  if (auto err = run(item.seed, item.looks, item.look_levels, &first)) {
-    FailItem(r, *err, row, sampler_arg, plan, item);
-    return {r};
-  }
-  fill(first.last);
-  r.draws = first.last.n;
-  Run stated = first;
-  uint64_t stated_n = item.draws;
-  double stated_level = item.look_levels.back();
-  if (first.rejected >= 0) {
-    // A look rejected: the re-run rule of every test (SPEC STAT-4).
-    Run second;
-    if (auto err = run(Mix(item.seed, 1), item.rerun_looks, item.rerun_look_levels, &second)) {
-      FailItem(r, *err, row, sampler_arg, plan, item);
-      return {r};
-    }
-    r.draws = first.last.n + second.last.n;
+  test.p_value = [](const TailLook& l) { return l.p_value; };
+  test.failure = [&](const Run& first, const Run& second, uint64_t all) {
     const std::size_t fk = static_cast<std::size_t>(first.rejected);
-    if (second.rejected >= 0) {
-      fill(second.last);
-      const std::size_t sk = static_cast<std::size_t>(second.rejected);
-      FailItem(r,
-               fmt::format(
-                   "tail mass off ({} draws in all): re-run {}: {} (worst: {}, adjusted p "
-                   "= {:.3g} < {:.3g}; first run {}: p = {:.3g} < {:.3g})",
-                   r.draws, look_name(item.rerun_looks, second.rejected), describe(second.last),
-                   sets[second.last.worst].label, second.last.p_value, item.rerun_look_levels[sk],
-                   look_name(item.looks, first.rejected), first.last.p_value, item.look_levels[fk]),
-               row, sampler_arg, plan, item);
-      return {r};
-    }
-    r.note = fmt::format(
-        "first run {} gave p = {:.3g} below its level {:.3g}; the re-run ({} draws) passed every "
-        "look (last p = {:.3g}). ",
-        look_name(item.looks, first.rejected), first.last.p_value, item.look_levels[fk],
-        second.last.n, second.last.p_value);
-    stated = second;
-    stated_n = item.rerun_draws;
-    stated_level = item.rerun_look_levels.back();
-  }
+    const std::size_t sk = static_cast<std::size_t>(second.rejected);
+    return fmt::format(
+        "tail mass off ({} draws in all): re-run {}: {} (worst: {}, adjusted p "
+        "= {:.3g} < {:.3g}; first run {}: p = {:.3g} < {:.3g})",
+        all, LookName(item.rerun_looks, second.rejected), describe(second.last),
+        sets[second.last.worst].label, second.last.p_value, item.rerun_look_levels[sk],
+        LookName(item.looks, first.rejected), first.last.p_value, item.look_levels[fk]);
+  };
   // Power at the last look: the relative change of each set's mass detected w.p. 0.9 at the
   // set's share of the last look's level.
-  double worst_change = 0;
-  std::string power;
-  for (std::size_t s = 0; s < sets.size(); ++s) {
-    const double shift = DetectableShiftBinomial(stated_n, sets[s].mass, stated_level / share,
-                                                 intervals[s].first, intervals[s].second);
-    const double change = shift / sets[s].mass;
-    worst_change = std::max(worst_change, change);
-    if (s == 0) r.power_tv = shift;
-    power += fmt::format("{}{} {:.3g}", s ? ", " : "", sets[s].label, change);
-  }
-  r.note += fmt::format(
-      "{} looks, last ({} draws): {}. Detects w.p. 0.9 a relative change of each tail's mass: {}",
-      item.looks.size(), stated_n, describe(stated.last), power);
-  const double required = RequiredTailChange(plan, item);
-  r.note += fmt::format("; powered for a relative change of {:.3g}", required);
-  if (required != plan.profile.required_tail_change) {
-    r.note += fmt::format(
-        " (the {} class's requirement: the profile's {:.3g} is out of reach under its "
-        "tolerance)",
-        AccuracyName(sampler.info().policies.accuracy), plan.profile.required_tail_change);
-  }
-  if (worst_change > required) {
-    r.status = Status::kInconclusive;
-    r.note += fmt::format(" (requires {:.3g}", required);
-    if (item.draws < item.required_draws) {
-      r.note += fmt::format(
-          "; the draw budget capped this test at {} draws, its power needs {}: raise --max-draws "
-          "or lower the declared draw cost to reach it",
-          item.draws, item.required_draws);
+  test.power = [&](const TailLook& last, uint64_t n, double level, TestResult* out) {
+    double worst_change = 0;
+    std::string power;
+    for (std::size_t s = 0; s < sets.size(); ++s) {
+      const double shift = DetectableShiftBinomial(n, sets[s].mass, level / share,
+                                                   intervals[s].first, intervals[s].second);
+      const double change = shift / sets[s].mass;
+      worst_change = std::max(worst_change, change);
+      if (s == 0) out->power_tv = shift;
+      power += fmt::format("{}{} {:.3g}", s ? ", " : "", sets[s].label, change);
     }
-    r.note += ")";
-  }
-  return {r};
+    out->note += fmt::format(
+        "{} looks, last ({} draws): {}. Detects w.p. 0.9 a relative change of each tail's mass: "
+        "{}",
+        item.looks.size(), n, describe(last), power);
+    return worst_change;
+  };
+  test.requirement = {"a relative change of ", "", RequiredTailChange(ctx.plan, item),
+                      ctx.plan.profile.required_tail_change};
+  return RunStatisticalTest(ctx, std::move(r), test);
 }
 
 }  // namespace sampcert::properties

@@ -13,7 +13,7 @@
 
 #include "adapters/sampler.h"
 #include "properties/plan.h"
-#include "properties/statistical_item.h"
+#include "properties/distribution.h"
 #include "properties/statistics.h"
 #include "sampcert/reference_sampler.h"
 #include "sampcert/sampler_abi.h"

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <random>
 
+#include "properties/reproduction.h"
 #include "results/result_json.h"
 
 namespace sampcert::runner {
@@ -32,16 +33,25 @@ double Seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
 }
 
-std::string Family(const PlanItem& item) { return item.name.empty() ? item.kind : item.name; }
+// The result family of an item: its planned row's name, else its kind's name.
+std::string Family(const PlanItem& item) {
+  return item.name.empty() ? std::string(properties::FamilyOf(item.kind).name) : item.name;
+}
 
-TestResult Broken(const PlanItem& item, Status status, const std::string& why) {
+// "distribution f32 llm_like_V1000": an item as a failure's input.
+std::string ItemInput(const PlanItem& item) {
+  return fmt::format("{} {} {}", properties::FamilyOf(item.kind).name, item.dtype, item.name);
+}
+
+TestResult Broken(const PlanItem& item, Status status, const std::string& why,
+                  const std::string& reproduction) {
   TestResult r;
-  r.property = item.kind == "deterministic" ? "ALL" : item.kind;
+  r.property = properties::FamilyOf(item.kind).crash_property;
   r.dtype = item.dtype;
   r.family = Family(item);
   r.status = status;
   r.note = why;
-  r.failure = Failure{why, item.kind + " " + item.dtype + " " + item.name, "", "", "", ""};
+  r.failure = Failure{why, ItemInput(item), "", reproduction, "", ""};
   return r;
 }
 
@@ -285,8 +295,9 @@ std::string InfoDifference(const json& a, const json& b) {
   return out.empty() ? "the declarations differ" : out;
 }
 
-TestResult Timeout(const Worker& w, const std::string& why, uint64_t draws) {
-  TestResult r = Broken(w.item, Status::kTimeout, why);
+TestResult Timeout(const Worker& w, const std::string& why, uint64_t draws,
+                   const std::string& reproduction) {
+  TestResult r = Broken(w.item, Status::kTimeout, why, reproduction);
   r.draws = draws;
   return r;
 }
@@ -356,21 +367,16 @@ TestResult AbiResult(const adapters::Sampler& sampler, const std::string& sample
   const auto& v = sampler.abi_violations();
   if (!v.empty()) {
     r.status = Status::kFail;
-    const std::string input = item.kind + " " + item.dtype + " " + item.name;
-    r.failure =
-        Failure{sampler.abi_violation_count() > 1
-                    ? fmt::format("{} (and {} more violations in this item)", v.front(),
-                                  sampler.abi_violation_count() - 1)
-                    : v.front(),
-                input,
-                input,
-                item.kind == "deterministic"
-                    ? fmt::format("sampcert run --sampler {} --profile {} --seed {} --dtype {}",
-                                  sampler_arg, plan.profile.name, plan.seed, item.dtype)
-                    : fmt::format("sampcert run --sampler {} --profile {} --seed {} --item {}",
-                                  sampler_arg, plan.profile.name, plan.seed, item.Id()),
-                "",
-                ""};
+    const std::string input = ItemInput(item);
+    r.failure = Failure{sampler.abi_violation_count() > 1
+                            ? fmt::format("{} (and {} more violations in this item)", v.front(),
+                                          sampler.abi_violation_count() - 1)
+                            : v.front(),
+                        input,
+                        input,
+                        properties::ReproductionCommand(sampler_arg, plan, item),
+                        "",
+                        ""};
     r.note = r.failure->message;
   }
   return r;
@@ -459,7 +465,11 @@ std::vector<PlanItem> ShardItems(const Plan& plan, const RunOptions& o) {
     if (static_cast<int>(i % static_cast<std::size_t>(o.shard_count)) != o.shard_index) continue;
     if (!o.only_dtype.empty() && it.dtype != o.only_dtype) continue;
     if (!o.only_item.empty() && o.only_item != it.dtype + "/" + it.name) continue;
-    if (o.only_case >= 0 && it.kind != "deterministic") continue;
+    // --case selects a generated case: only the per-dtype (generated-rows) items have them.
+    if (o.only_case >= 0 && properties::FamilyOf(it.kind).placement !=
+                                properties::Placement::kPerDtype) {
+      continue;
+    }
     out.push_back(it);
   }
   return out;
@@ -645,6 +655,8 @@ Expected<RunOutcome> RunPlan(const SamplerOpener& open, const std::string& sampl
       std::vector<TestResult> r;
       const std::string host(w.shared->host_error, strnlen(w.shared->host_error, 256));
       const uint64_t draws = w.shared->trace.draws;
+      const std::string repro =
+          properties::ReproductionCommand(sampler_arg, plan, w.item, o.only_case);
       const bool cpu_exhausted =
           WIFSIGNALED(e.status) &&
           (WTERMSIG(e.status) == SIGXCPU ||
@@ -658,27 +670,25 @@ Expected<RunOutcome> RunPlan(const SamplerOpener& open, const std::string& sampl
                                         "sleeping{}), {}; the worker was killed",
                                         backstop, e.cpu_s, CallOf(w.shared), DrawsOf(w.shared)) +
                                 HowToComplete(w.item, o),
-                            draws));
+                            draws, repro));
       } else if (cpu_exhausted) {
         r.push_back(Timeout(w,
                             fmt::format("the sampler used its {} s of CPU time for this item "
                                         "(--item-timeout){}, {}",
                                         o.item_timeout_s, CallOf(w.shared), DrawsOf(w.shared)) +
                                 HowToComplete(w.item, o),
-                            draws));
+                            draws, repro));
       } else {
-        auto checked = CheckWorkerMessage(w.output, w.nonce, declared_json, w.item, nullptr);
-        if (checked.ok() && o.expected_keys) {
-          ResultKeys want = o.expected_keys(plan, w.item, declared, o.only_case);
-          want.emplace_back("ABI-1", Family(w.item));
-          checked = CheckWorkerMessage(w.output, w.nonce, declared_json, w.item, &want);
-        }
+        // Always exactly the keys the plan requires, and the runner's ABI-1.
+        ResultKeys want = properties::ExpectedResultKeys(plan, w.item, declared, o.only_case);
+        want.emplace_back("ABI-1", Family(w.item));
+        auto checked = CheckWorkerMessage(w.output, w.nonce, declared_json, w.item, &want);
         const std::string death = DeathOf(w, e, o.memory_limit_bytes);
         if (!death.empty()) {
           // A signal or exit() while the sampler ran: whatever was sent is not trusted.
-          r.push_back(Broken(w.item, Status::kCrash, death));
+          r.push_back(Broken(w.item, Status::kCrash, death, repro));
         } else if (!checked.ok()) {
-          r.push_back(Broken(w.item, Status::kCrash, checked.error().message));
+          r.push_back(Broken(w.item, Status::kCrash, checked.error().message, repro));
         } else {
           r = std::move(*checked);
         }

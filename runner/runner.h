@@ -30,10 +30,9 @@ using results::TestResult;
 using SamplerOpener = std::function<Expected<std::unique_ptr<adapters::Sampler>>()>;
 
 // The sorted (property, family) keys RunItem returns for an item, whatever the sampler does
-// (properties::ExpectedResultKeys). The runner adds its own ABI-1 key to them.
+// (properties::ExpectedResultKeys). The runner adds its own ABI-1 key to them and requires
+// exactly these from every worker.
 using ResultKeys = std::vector<std::pair<std::string, std::string>>;
-using ExpectedKeysFn = std::function<ResultKeys(
-    const Plan& plan, const PlanItem& item, const adapters::SamplerInfo& info, int64_t only_case)>;
 
 struct Progress {
   std::size_t done = 0, total = 0;
@@ -63,8 +62,6 @@ struct RunOptions {
   std::string only_dtype;
   std::string only_item;
   int64_t only_case = -1;
-  // When set, an item must return exactly these keys (plus ABI-1), else it is a Crash.
-  ExpectedKeysFn expected_keys;
   std::function<void(const Progress&)> progress;
 };
 
@@ -99,7 +96,7 @@ adapters::SamplerInfo InfoFromJson(const nlohmann::json& j);
 // The ABI-1 result of an item: Pass, or Fail naming the first call that used a buffer outside
 // the header's rules (adapters::Sampler records them).
 TestResult AbiResult(const adapters::Sampler& sampler, const std::string& sampler_arg,
-                     const PlanItem& item);
+                     const Plan& plan, const PlanItem& item);
 
 // Checks a worker's message for an item: the envelope, the nonce, the declaration and, with
 // `expected` (ABI-1 included), exactly those result keys. Returns the results, or a reason the

@@ -29,10 +29,6 @@ TEST(Runner, CrashesAndHangsBecomeStatusesAndTheRunGoesOn) {
   RunOptions opts;
   opts.jobs = 2;
   opts.item_timeout_s = 3;
-  opts.expected_keys = [](const Plan& p, const PlanItem& item, const adapters::SamplerInfo& i,
-                          int64_t only_case) {
-    return properties::ExpectedResultKeys(p, item, i, only_case);
-  };
   auto info = Describe(Opener(MISBEHAVING_PLUGIN_PATH), opts);
   ASSERT_TRUE(info.ok()) << info.error().message;
   Profile profile;
@@ -112,7 +108,7 @@ TEST(Runner, DescribeNamesWhyASamplerCannotBeLoaded) {
 // The parent accepts exactly the results the plan requires, with the item's nonce.
 TEST(Runner, WorkerMessagesAreCheckedAgainstThePlannedKeys) {
   PlanItem item;
-  item.kind = "deterministic";
+  item.kind = properties::ItemKind::kGeneratedRows;
   item.dtype = "f32";
   adapters::SamplerInfo info;
   info.name = "fake";
@@ -178,10 +174,10 @@ TEST(Runner, ShardsPartitionThePlan) {
     RunOptions o;
     o.shard_index = i;
     o.shard_count = 3;
-    for (const PlanItem& it : ShardItems(plan, o)) seen.insert(it.kind + it.dtype + it.name);
+    for (const PlanItem& it : ShardItems(plan, o)) seen.insert(it.Id());
   }
   EXPECT_EQ(seen.size(), plan.items.size());
-  for (const PlanItem& it : plan.items) EXPECT_EQ(seen.count(it.kind + it.dtype + it.name), 1u);
+  for (const PlanItem& it : plan.items) EXPECT_EQ(seen.count(it.Id()), 1u);
   // The levels are fixed by the plan, not the shard: Bonferroni over every statistical item.
   double total = 0;
   for (const PlanItem& it : plan.items) total += it.level + it.rerun_level;

@@ -1,0 +1,300 @@
+#include "certify/certify.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "properties/conformance.h"
+#include "registry/open_sampler.h"
+#include "reports/report_json.h"
+#include "reports/report_set.h"
+#include "reports/sha256.h"
+#include "results/shell_quote.h"
+#include "results/text.h"
+
+#ifndef SAMPCERT_GIT_REVISION
+#define SAMPCERT_GIT_REVISION "unknown"
+#endif
+#ifndef SAMPCERT_VERSION
+#define SAMPCERT_VERSION "0.0.0"
+#endif
+
+namespace sampcert::certify {
+namespace {
+
+using nlohmann::json;
+using results::TestResult;
+
+std::string CpuName() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(colon + 2);
+    }
+  }
+  return "unknown";
+}
+
+CertifyOutcome Failed(CertifyError error, std::string message) {
+  CertifyOutcome out;
+  out.error = error;
+  out.message = std::move(message);
+  return out;
+}
+
+// Everything about the options that can be checked without the sampler, checked before any
+// work: a typo must not give a CONFORMANT verdict over 0 results, nor a run that never ends.
+// Messages are raw here; a front end escapes them for its output (the terminal's, say).
+std::string ValidateOptions(const CertifyRequest& req, int* shard_i, int* shard_n) {
+  if (!reports::ParseShard(req.shard, shard_i, shard_n)) {
+    return fmt::format("--shard must be I/N in plain decimal with 0 <= I < N, not '{}'",
+                       req.shard);
+  }
+  if (req.jobs < 1 || req.jobs > kMaxJobs) {
+    return fmt::format("--jobs must be in [1, {}], not {}", kMaxJobs, req.jobs);
+  }
+  if (!std::isfinite(req.item_timeout_s) || req.item_timeout_s <= 0) {
+    return fmt::format("--item-timeout must be a positive number of seconds, not {}",
+                       req.item_timeout_s);
+  }
+  if (!std::isfinite(req.time_budget_s) || req.time_budget_s < 0) {
+    return fmt::format(
+        "--time-budget must be a finite number of seconds >= 0 (0: none), not "
+        "{}",
+        req.time_budget_s);
+  }
+  if (!req.only_dtype.empty() && req.only_dtype != "f32" && req.only_dtype != "f16" &&
+      req.only_dtype != "bf16") {
+    return fmt::format("--dtype must be f32, f16 or bf16, not '{}'", req.only_dtype);
+  }
+  if (req.only_case < -1) return fmt::format("--case must be >= 0, not {}", req.only_case);
+  return {};
+}
+
+// A plug-in given by path (OpenSampler's rule: a '/' or a ".so" suffix, and not an exec:
+// command, whose program is recorded as sampler.exec instead).
+bool IsPluginPath(const std::string& s) {
+  if (s.starts_with("exec:")) return false;
+  return s.find('/') != std::string::npos || s.ends_with(".so");
+}
+
+// A worker's address-space limit: the machine's physical memory, so that a runaway allocation
+// fails in the worker (a Crash) instead of swapping the host. None under AddressSanitizer, whose
+// shadow memory reserves terabytes of address space; there an out-of-memory worker ends with
+// ASan's own report (exit status 1) or the kernel's OOM killer (a SIGKILL the runner names).
+// Nor in builds with CUDA: the driver reserves address space far beyond memory (a CUDA
+// sampler's out-of-memory is its own cudaErrorMemoryAllocation, returned as an error).
+uint64_t DefaultMemoryLimit() {
+#if defined(__SANITIZE_ADDRESS__) || defined(SAMPCERT_HAVE_CUDA)
+  return 0;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  return 0;
+#endif
+#endif
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return 0;
+  return std::max<uint64_t>(uint64_t{4} << 30,
+                            static_cast<uint64_t>(pages) * static_cast<uint64_t>(page));
+}
+
+runner::RunOptions MakeRunOptions(const CertifyRequest& req, int shard_i, int shard_n) {
+  runner::RunOptions opts;
+  opts.jobs = std::max(1, req.jobs);
+  opts.shard_index = shard_i;
+  opts.shard_count = shard_n;
+  opts.time_budget_s = req.time_budget_s;  // 0: none (a budget never changes a status)
+  opts.isolate = !req.no_isolation;
+  opts.item_timeout_s = req.item_timeout_s;
+  opts.memory_limit_bytes = DefaultMemoryLimit();
+  opts.only_dtype = req.only_dtype;
+  opts.only_item = req.only_item;
+  opts.only_case = req.only_case;
+  opts.progress = req.on_progress;
+  return opts;
+}
+
+// Nothing of the sampler runs in this process (unless --no-isolation): it is opened inside the
+// describe worker and inside every item's worker.
+runner::SamplerOpener Opener(const CertifyRequest& req) {
+  return [sampler = req.sampler, config = req.sampler_config] {
+    return registry::OpenSampler(sampler, config);
+  };
+}
+
+// Filters must select something: `--item nope` or `--dtype f16` for a sampler without f16
+// items would otherwise certify 0 results.
+std::string CheckFilters(const CertifyRequest& req, const properties::Plan& plan,
+                         const runner::RunOptions& opts) {
+  bool dtype_found = req.only_dtype.empty(), item_found = req.only_item.empty();
+  std::string names;
+  for (const properties::PlanItem& it : plan.items) {
+    dtype_found |= it.dtype == req.only_dtype;
+    if (it.dtype + "/" + it.name == req.only_item) item_found = true;
+    if (!it.name.empty() && names.size() < 300) {
+      names += (names.empty() ? "" : ", ") + it.dtype + "/" + it.name;
+    }
+  }
+  if (!dtype_found) {
+    return fmt::format("--dtype {}: the plan has no item of that dtype", req.only_dtype);
+  }
+  if (!item_found) {
+    return fmt::format("--item '{}' matches no plan item (they are: {}{})", req.only_item,
+                       names, names.size() >= 300 ? ", ..." : "");
+  }
+  if (req.only_case >= plan.profile.valid_cases_per_dtype) {
+    return fmt::format("--case {} is past the profile's {} generated cases (0 to {})",
+                       req.only_case, plan.profile.name, plan.profile.valid_cases_per_dtype - 1);
+  }
+  // The filters together must select something too (--case applies to the generated-row items
+  // only, so `--item f32/flat_V64 --case 3` selects nothing).
+  runner::RunOptions whole = opts;
+  whole.shard_index = 0;
+  whole.shard_count = 1;
+  if (runner::ShardItems(plan, whole).empty()) {
+    return "--dtype, --item and --case together select no plan item";
+  }
+  return {};
+}
+
+// The run's context: the tool, the machine, and every choice that fixes the plan.
+json ReportContext(const CertifyRequest& req, const properties::Plan& plan,
+                   const runner::RunOptions& opts, double seconds) {
+  json context = {{"tool", "sampcert"},
+                  {"tool_version", SAMPCERT_VERSION},
+                  {"git_revision", SAMPCERT_GIT_REVISION},
+                  {"compiler", std::string("GCC ") + __VERSION__},
+                  {"cpu", CpuName()},
+                  {"profile", plan.profile.name},
+                  {"seed", req.seed},
+                  {"plan_version", properties::PlanVersion(plan)},
+                  {"shard", req.shard},
+                  {"jobs", opts.jobs},
+                  {"isolation", opts.isolate ? "fork" : "none"},
+                  {"time_budget_s", opts.time_budget_s},
+                  {"item_timeout_cpu_s", opts.item_timeout_s},
+                  {"max_draws", req.max_draws},
+                  {"seconds", reports::Number(seconds)},
+                  {"false_alarm_budget", plan.profile.false_alarm_budget},
+                  {"required_tv", plan.profile.required_tv},
+                  {"expectations", req.expect_file}};
+  // The filters, so that `report merge` can refuse a filtered run passed off as a shard.
+  json filters = json::object();
+  if (!req.only_dtype.empty()) filters["dtype"] = req.only_dtype;
+  if (!req.only_item.empty()) filters["item"] = req.only_item;
+  if (req.only_case >= 0) filters["case"] = req.only_case;
+  context["filters"] = filters;
+  return context;
+}
+
+// The sampler's words of every reproduction command: shell-quoted, with its config, so a
+// pasted line runs exactly this sampler and nothing else.
+std::string ReproductionSampler(const CertifyRequest& req) {
+  return results::ShellQuote(req.sampler) +
+         (req.sampler_config ? " --sampler-config " + results::ShellQuote(*req.sampler_config)
+                             : std::string());
+}
+
+}  // namespace
+
+PlanOutcome PlanFor(const CertifyRequest& req) {
+  PlanOutcome out;
+  properties::Profile profile;
+  if (!properties::ProfileByName(req.profile, &profile)) {
+    out.error = CertifyError::kUsage;
+    out.message = fmt::format("--profile must be quick, standard or full, not '{}'", req.profile);
+    return out;
+  }
+  runner::RunOptions opts;
+  opts.isolate = !req.no_isolation;
+  opts.item_timeout_s = req.item_timeout_s;
+  opts.memory_limit_bytes = DefaultMemoryLimit();
+  auto described = runner::Describe(Opener(req), opts);
+  if (!described.ok()) {
+    out.error = CertifyError::kSampler;
+    out.message = described.error().message;
+    return out;
+  }
+  properties::PlanOptions plan_options;
+  plan_options.max_draws = req.max_draws;
+  out.plan = properties::MakePlan(profile, *described, req.seed, plan_options);
+  return out;
+}
+
+CertifyOutcome Certify(const CertifyRequest& req) {
+  properties::Profile profile;
+  if (!properties::ProfileByName(req.profile, &profile)) {
+    return Failed(CertifyError::kUsage,
+                  fmt::format("--profile must be quick, standard or full, not '{}'",
+                              req.profile));
+  }
+  int shard_i = 0, shard_n = 1;
+  if (std::string why = ValidateOptions(req, &shard_i, &shard_n); !why.empty()) {
+    return Failed(CertifyError::kUsage, why);
+  }
+  reports::Expectations expectations;
+  if (!req.expect_file.empty()) {
+    std::string why;
+    if (!reports::LoadExpectations(req.expect_file, &expectations, &why)) {
+      return Failed(CertifyError::kUsage, why);
+    }
+  }
+  // An unwritable --out is found now, not after the run.
+  if (std::string why = reports::CheckWritableFolder(req.out_dir); !why.empty()) {
+    return Failed(CertifyError::kUsage, why);
+  }
+  std::string file_sha256;
+  if (IsPluginPath(req.sampler)) {
+    std::string why;
+    file_sha256 = reports::FileSha256(req.sampler, &why);
+    if (file_sha256.empty()) return Failed(CertifyError::kSampler, why);
+  }
+  runner::RunOptions opts = MakeRunOptions(req, shard_i, shard_n);
+  const runner::SamplerOpener open = Opener(req);
+  auto described = runner::Describe(open, opts);
+  if (!described.ok()) return Failed(CertifyError::kSampler, described.error().message);
+  const adapters::SamplerInfo info = *described;
+  const auto started = std::chrono::steady_clock::now();
+  properties::PlanOptions plan_options;
+  plan_options.max_draws = req.max_draws;
+  const properties::Plan plan = properties::MakePlan(profile, info, req.seed, plan_options);
+  if (std::string why = CheckFilters(req, plan, opts); !why.empty()) {
+    return Failed(CertifyError::kUsage, why);
+  }
+  auto ran = runner::RunPlan(open, ReproductionSampler(req), plan, info, opts);
+  if (!ran.ok()) return Failed(CertifyError::kHost, ran.error().message);
+  std::vector<TestResult> results = std::move(ran->results);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+  CertifyOutcome out;
+  reports::Report& report = out.report;
+  // Expectations (also the waiver file): a known failure becomes Waived; a difference either
+  // way is reported.
+  if (!req.expect_file.empty()) {
+    report.expectation_differences = reports::ApplyExpectations(expectations, &results);
+  }
+  reports::SortResults(&results);
+  report.results = std::move(results);
+  report.context = ReportContext(req, plan, opts, seconds);
+  report.sampler = reports::SamplerToJson(info, req.sampler, file_sha256, req.sampler_config);
+  report.complete = ran->complete;
+  report.incomplete_reason = ran->incomplete_reason;
+  out.signal = ran->signal;
+  if (std::string why = reports::WriteReportSet(req.out_dir, report, &out.report_path);
+      !why.empty()) {
+    return Failed(CertifyError::kHost, why);
+  }
+  return out;
+}
+
+}  // namespace sampcert::certify

@@ -1,0 +1,74 @@
+// Certify(): one certification run as a library call, the same for every front end (the
+// `sampcert run` command, and any other that links this): describe the sampler in a worker,
+// make the plan, run it (isolated), apply the expectations, and publish the report set
+// (DIR/report.{json,html,junit.xml} with report.manifest.json). Every option is checked before
+// any work, the output folder included; a sampler that cannot be loaded or described and a host
+// failure are errors with their cause, never a verdict.
+#ifndef SAMPCERT_CERTIFY_CERTIFY_H_
+#define SAMPCERT_CERTIFY_CERTIFY_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "properties/plan.h"
+#include "reports/report.h"
+#include "runner/runner.h"
+
+namespace sampcert::certify {
+
+// More workers than this is a typo, not a machine (each is a process with its own pipe).
+inline constexpr int kMaxJobs = 256;
+
+struct CertifyRequest {
+  std::string sampler;
+  std::optional<std::string> sampler_config;  // --sampler-config, for create()
+  std::string profile = "standard";
+  uint64_t seed = 1;
+  int jobs = 1;
+  std::string shard = "0/1";
+  double time_budget_s = 0;  // whole-run wall-clock limit; reached: the run is incomplete
+  std::string out_dir = "sampcert-report";
+  std::string expect_file;  // expectations / waivers
+  bool no_isolation = false;
+  double item_timeout_s = 300;  // CPU seconds a plan item may use; past it a Timeout
+  std::string only_dtype;
+  std::string only_item;
+  int64_t only_case = -1;
+  bool progress = true;    // the CLI's progress line (front ends pass on_progress instead)
+  uint64_t max_draws = 0;  // --max-draws: per statistical test (part of the plan); 0 = none
+  // Called after every finished item (on the calling thread).
+  std::function<void(const runner::Progress&)> on_progress;
+};
+
+// What went wrong before there was a verdict to report.
+enum class CertifyError {
+  kNone,
+  kUsage,         // an option is invalid (checked before any work)
+  kSampler,       // the sampler cannot be loaded, described or created
+  kHost,          // the host failed (fork, descriptors, the output folder)
+};
+
+struct CertifyOutcome {
+  CertifyError error = CertifyError::kNone;
+  std::string message;  // the error, when error != kNone (not yet escaped for a terminal)
+  reports::Report report;
+  std::string report_path;  // the published report.json
+  int signal = 0;           // the signal that interrupted the run, 0 if none
+};
+
+CertifyOutcome Certify(const CertifyRequest& request);
+
+// The plan `Certify` would run for the same sampler, profile, seed and --max-draws, from the
+// sampler's declaration (described in a worker), without running it.
+struct PlanOutcome {
+  CertifyError error = CertifyError::kNone;
+  std::string message;
+  properties::Plan plan;
+};
+PlanOutcome PlanFor(const CertifyRequest& request);
+
+}  // namespace sampcert::certify
+
+#endif  // SAMPCERT_CERTIFY_CERTIFY_H_

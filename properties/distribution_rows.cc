@@ -1,0 +1,128 @@
+// The planned rows of DIST-1 and DIST-2 (SPEC.md section 12): LLM-like, flat, near-tie,
+// overflow-shaped, truncated, boundary, greedy, +inf and masked rows, each fixed bit for bit
+// (plan_test pins them).
+#include <algorithm>
+#include <limits>
+#include <random>
+
+#include "properties/families.h"
+#include "properties/plan.h"
+#include "properties/portable_random.h"
+#include "sampcert/sampler_abi.h"
+
+namespace sampcert::properties {
+namespace {
+
+// A boundary (SPEC section 7): the (k+1)-th logit one step of the dtype below the k-th, inside
+// the rounding band (BAND-1), so the (k+1)-th token is may-keep and DIST-2 tests the null
+// conditioned on what the sampler kept. f32: k = 10 at T = 0.8. A half-precision step is far
+// wider than fp32's band except next to the maximum at a huge T (log-weights near 0, step / T =
+// 6e-8 for bf16 against a band of 3.6e-7): k = 1, the top two one step apart.
+RowCase TopKNearTie(DType dtype) {
+  RowCase r = MakeRow(dtype, LlmLike(200, 8), 0.8f, 115);
+  const bool half = dtype != DType::kF32;
+  r.top_k = half ? 1 : 10;
+  if (half) r.temperature = 0x1p20f;
+  std::vector<std::size_t> order(r.vocab());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return r.Logit(a) > r.Logit(b) || (r.Logit(a) == r.Logit(b) && a < b);
+  });
+  const std::size_t kth = order[static_cast<std::size_t>(r.top_k - 1)];
+  const std::size_t next = order[static_cast<std::size_t>(r.top_k)];
+  // The next value below the k-th: one step of the bit pattern toward -inf.
+  const bool positive = r.Logit(kth) > 0;
+  if (dtype == DType::kF32) {
+    r.bits32[next] = positive ? r.bits32[kth] - 1 : r.bits32[kth] + 1;
+  } else {
+    r.bits16[next] = static_cast<uint16_t>(positive ? r.bits16[kth] - 1 : r.bits16[kth] + 1);
+  }
+  return r;
+}
+
+// A boundary: top_p within fp32's epsilon of the cumulative sum of the two most probable tokens
+// (the sum in double from the dtype's logits, portable exp; the reference's own sum differs by
+// ~1e-16, far inside the band), so the third token is may-keep.
+RowCase TopPOnCumsum(DType dtype) {
+  RowCase r = MakeRow(dtype, {0, 0, 0, 0, 0, 0, 0, 0}, 1.0f, 116);
+  const double w[] = {16, 8, 4, 2, 1.5, 1.25, 1.1, 1.05};
+  for (std::size_t i = 0; i < 8; ++i) r.SetLogit(i, static_cast<float>(PortableLog(w[i])));
+  double z = 0, top2 = 0;
+  for (std::size_t i = 0; i < 8; ++i) {
+    const double e = PortableExp(static_cast<double>(r.Logit(i)));
+    z += e;
+    if (i < 2) top2 += e;
+  }
+  r.top_p = static_cast<float>(top2 / z);
+  return r;
+}
+
+RowCase Masked(DType dtype) {
+  RowCase r = MakeRow(dtype, LlmLike(300, 6), 0.9f, 111);
+  r.mask.assign(300, 1);
+  std::mt19937_64 rng(7);
+  for (auto& m : r.mask) m = (rng() % 10) >= 3;
+  for (std::size_t i = 0; i < 300; ++i) {
+    if (r.Logit(i) >= 6.0f) r.mask[i] = 0;  // the spikes are masked: the floor bug shows
+  }
+  return r;
+}
+
+RowCase Truncated(DType dtype, uint64_t seed, uint64_t row_id, int64_t top_k, float top_p,
+                  float min_p) {
+  RowCase r = MakeRow(dtype, LlmLike(200, seed), 0.8f, row_id);
+  r.top_k = top_k;
+  r.top_p = top_p;
+  r.min_p = min_p;
+  return r;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, RowCase>> DistributionRows(DType dtype, uint32_t caps) {
+  std::vector<std::pair<std::string, RowCase>> rows;
+  rows.emplace_back("llm_like_V1000", MakeRow(dtype, LlmLike(1000, 1), 0.7f, 101));
+  {
+    // A flat, irregular row: 64 values in [-1, 1) in a fixed scrambled order.
+    std::vector<float> flat(64);
+    for (std::size_t i = 0; i < flat.size(); ++i) {
+      flat[i] = static_cast<float>((i * 37) % 64) / 32.0f - 1.0f;
+    }
+    rows.emplace_back("flat_V64", MakeRow(dtype, flat, 1.0f, 102));
+  }
+  {
+    // Near-ties closer than T: consecutive representable values above 4 at T = 2 ulps.
+    const float ulp = dtype == DType::kF32 ? 0x1p-21f : dtype == DType::kF16 ? 0x1p-8f : 0x1p-5f;
+    std::vector<float> x(16);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = 4.0f + ulp * static_cast<float>(i % 5);
+    rows.emplace_back("near_ties_V16", MakeRow(dtype, x, 2 * ulp, 103));
+  }
+  rows.emplace_back("wide_V32768", MakeRow(dtype, LlmLike(32768, 2), 1.0f, 104));
+  rows.emplace_back("overflow_shape",
+                    MakeRow(dtype, {30000, -5, 20, 100, 29990, 29995}, 0.4f, 105));
+  if (caps & SAMPCERT_CAP_TOP_K) {
+    rows.emplace_back("top_k_V200", Truncated(dtype, 3, 106, 20, 1.0f, 0.0f));
+  }
+  if (caps & SAMPCERT_CAP_TOP_P) {
+    rows.emplace_back("top_p_V200", Truncated(dtype, 4, 107, 0, 0.8f, 0.0f));
+  }
+  if (caps & SAMPCERT_CAP_TOP_K) rows.emplace_back("top_k_near_tie_V200", TopKNearTie(dtype));
+  if (caps & SAMPCERT_CAP_TOP_P) rows.emplace_back("top_p_on_cumsum_V8", TopPOnCumsum(dtype));
+  if (caps & SAMPCERT_CAP_MIN_P) {
+    rows.emplace_back("min_p_V200", Truncated(dtype, 5, 108, 0, 1.0f, 0.05f));
+  }
+  if (caps & SAMPCERT_CAP_TEMPERATURE_ZERO) {
+    rows.emplace_back("greedy_ties", MakeRow(dtype, {1, 5, 5, 2, 5, 0}, 0.0f, 109));
+  }
+  const float inf = std::numeric_limits<float>::infinity();
+  rows.emplace_back("pos_inf_ties", MakeRow(dtype, {1, inf, 3, inf, inf}, 1.0f, 110));
+  if (caps & SAMPCERT_CAP_MASK) rows.emplace_back("masked_V300", Masked(dtype));
+  return rows;
+}
+
+std::string_view DistributionProperty(const RowCase& row) {
+  const bool truncated = row.top_k != 0 || row.top_p != 1.0f || row.min_p != 0.0f;
+  return truncated ? "DIST-2" : "DIST-1";
+}
+
+}  // namespace sampcert::properties

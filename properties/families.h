@@ -1,0 +1,204 @@
+// The test families (SPEC.md section 10): one enum and one table, read by everything that needs
+// to know what a plan item is: the plan (which items, their levels and draws), the worker (which
+// run function), the runner (the keys an item must return, how a crashed item is named),
+// `sampcert plan` and `sampcert info` (the property catalog). No code anywhere dispatches on an
+// item's kind by name. Model: OpenCL-CTS's math_brute_force/function_list.cpp, one row per
+// function with its tolerances and its driver.
+//
+// Adding a family touches three files: this one (the enum value, its functions' declarations and
+// its row in FamilyTable()), the family's own .cc (its planned rows, draw planning and run
+// function) and properties/CMakeLists.txt (that .cc). SPEC.md documents it.
+#ifndef SAMPCERT_PROPERTIES_FAMILIES_H_
+#define SAMPCERT_PROPERTIES_FAMILIES_H_
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "adapters/sampler.h"
+#include "properties/row_case.h"
+#include "results/test_result.h"
+#include "sampcert/reference_distribution.h"
+
+namespace sampcert::properties {
+
+// The kinds of plan item, one row each in FamilyTable().
+enum class ItemKind : uint8_t {
+  kGeneratedRows,   // the generated rows of a dtype: every deterministic property, and DIST-3
+  kDistribution,    // DIST-1 / DIST-2 on a planned row
+  kTail,            // TAIL-1 on a planned tail row
+  kPrecisionProbe,  // DIST-1 on the precision probe, planned for its own alternative
+  kDeviation,       // DEV-1: a declared deviation, reported with its size
+};
+
+struct Profile;
+struct Plan;
+struct PlanItem;
+
+using ResultKeys = std::vector<std::pair<std::string, std::string>>;
+
+// Where a family's items come from, which also fixes their order in the plan: every per-dtype
+// item first, then one item per planned row (dtype by dtype, rows in table order), then the
+// once-per-plan items.
+enum class Placement : uint8_t { kPerDtype, kPerPlannedRow, kOncePerPlan };
+
+// What a family's draw planning sees: the profile, the declaration and, for planned-row
+// families, the item's row and its reference (absent when the declaration lacks the row or
+// the row is invalid under the declared policies; the item then reports NotSupported).
+struct PlanContext {
+  const Profile& profile;
+  const adapters::SamplerInfo& info;
+  const std::optional<RowCase>& row;
+  const std::optional<ReferenceDistribution>& ref;
+};
+
+// What a family's run function gets: the sampler (already opened in the item's worker), the
+// sampler's words of a command line (shell-quoted, for reproduction commands), the plan and the
+// item; `only_case` >= 0 re-runs one generated case. For planned-row families `row` is the
+// item's row and `base` the result skeleton (property, dtype, family, level, worst input),
+// both checked valid by RunItem before the family runs.
+struct ItemRun {
+  adapters::Sampler& sampler;
+  const std::string& sampler_arg;
+  const Plan& plan;
+  const PlanItem& item;
+  int64_t only_case = -1;
+  const RowCase* row = nullptr;
+  results::TestResult base;
+};
+
+struct PropertyLine {
+  std::string_view id;
+  std::string_view summary;
+};
+
+struct Family {
+  ItemKind kind;
+  // The kind's name in `sampcert plan`, the plan digest, and the --item id and result family of
+  // an unnamed item.
+  std::string_view name;
+  Placement placement;
+  // Holds a share of the false-alarm budget (Bonferroni over the plan's statistical items).
+  bool statistical;
+  // Its draws are planned per item (draws, looks, re-run): `sampcert plan` lists it.
+  bool drawn;
+  // The property a crashed or hung item's result is filed under.
+  std::string_view crash_property;
+  std::span<const PropertyLine> properties;
+  // Planned-row families: the rows of a dtype under the declared capabilities (name, row).
+  std::vector<std::pair<std::string, RowCase>> (*rows)(DType dtype, uint32_t capabilities);
+  // The property a planned row's result is filed under (planned-row families).
+  std::string_view (*row_property)(const RowCase& row);
+  // Per-dtype and once-per-plan families: whether the declaration gets an item at all.
+  bool (*applies)(const adapters::SamplerInfo& info);
+  // Fills the item's subtests, required draws and per-class requirements (statistical items;
+  // the level, draw cap, looks and re-run are the plan's, the same for every family).
+  void (*plan)(const PlanContext& context, PlanItem* item);
+  std::vector<results::TestResult> (*run)(const ItemRun& run);
+  // The (property, family) keys the run returns, from the plan and the declaration alone.
+  ResultKeys (*keys)(const Plan& plan, const PlanItem& item, const adapters::SamplerInfo& info,
+                     int64_t only_case);
+};
+
+// ---- The families' functions (each family's file) ----
+
+// Generated rows (generated_rows.cc): every deterministic property on the profile's generated
+// rows, and DIST-3 on their pooled draws.
+bool GeneratedRowsApply(const adapters::SamplerInfo& info);
+void PlanGeneratedRows(const PlanContext& context, PlanItem* item);
+std::vector<results::TestResult> RunGeneratedRows(const ItemRun& run);
+ResultKeys GeneratedRowKeys(const Plan& plan, const PlanItem& item,
+                            const adapters::SamplerInfo& info, int64_t only_case);
+
+// Distribution (distribution.cc): DIST-1 and DIST-2 on the planned rows.
+std::vector<std::pair<std::string, RowCase>> DistributionRows(DType dtype, uint32_t capabilities);
+std::string_view DistributionProperty(const RowCase& row);
+void PlanDistribution(const PlanContext& context, PlanItem* item);
+std::vector<results::TestResult> RunDistribution(const ItemRun& run);
+
+// Tail (tail.cc): TAIL-1's nested tail sets on the planned tail rows.
+std::vector<std::pair<std::string, RowCase>> TailRows(DType dtype, uint32_t capabilities);
+std::string_view TailProperty(const RowCase& row);
+void PlanTail(const PlanContext& context, PlanItem* item);
+std::vector<results::TestResult> RunTail(const ItemRun& run);
+
+// Precision probe (precision_probe.cc): DIST-1 on a two-token row a quarter of a bf16 ulp from
+// bf16 rounding boundaries, with the draws to see bf16-carried probabilities.
+std::vector<std::pair<std::string, RowCase>> PrecisionProbeRows(DType dtype,
+                                                                uint32_t capabilities);
+void PlanPrecisionProbe(const PlanContext& context, PlanItem* item);
+
+// Deviation (deviation.cc): DEV-1, a declared greedy threshold reported with its size.
+bool DeviationApplies(const adapters::SamplerInfo& info);
+std::vector<results::TestResult> RunDeviation(const ItemRun& run);
+ResultKeys DeviationKeys(const Plan& plan, const PlanItem& item, const adapters::SamplerInfo& info,
+                         int64_t only_case);
+
+// The keys of a planned-row item: its row's property and the row's name (conformance.cc).
+ResultKeys PlannedRowKeys(const Plan& plan, const PlanItem& item,
+                          const adapters::SamplerInfo& info, int64_t only_case);
+
+// ---- The table ----
+
+inline constexpr PropertyLine kGeneratedRowsProperties[] = {
+    {"FIN-1", "every returned probability is finite and in [0, 1]"},
+    {"NORM-1", "returned probabilities sum to 1 within the tolerance"},
+    {"RANGE-1", "every token id is in [0, V)"},
+    {"SUPP-1", "no draw and no mass outside the support"},
+    {"SUPP-2", "no must-drop token drawn; no must-keep token at probability 0"},
+    {"LIM-1", "T = 0 draws the arg-max set, per the greedy tie-break"},
+    {"LIM-2", "+inf logits win, uniformly"},
+    {"INV-ERR-1", "invalid input returns the right error and no token"},
+    {"VALID-1", "valid input returns tokens, never an error"},
+    {"SHIFT-1", "adding a constant to the logits changes no probability"},
+    {"PERM-1", "permuting the tokens permutes the probabilities"},
+    {"BATCH-1", "a row's results do not depend on the rest of the batch"},
+    {"DET-1", "same seed and row id, same tokens"},
+    {"DET-2", "different seeds, different streams"},
+    {"PROB-1", "probabilities within the tolerance table of the reference"},
+    {"DIST-3", "the generated rows' draws, pooled, follow their references (PIT, score test)"},
+};
+inline constexpr PropertyLine kDistributionProperties[] = {
+    {"DIST-1", "draws follow the reference distribution (G-test)"},
+    {"DIST-2", "draws at truncation boundaries follow the reference, given the kept set"},
+};
+inline constexpr PropertyLine kTailProperties[] = {
+    {"TAIL-1", "each nested tail set's drawn count matches its reference mass (binomial)"},
+};
+inline constexpr PropertyLine kDeviationProperties[] = {
+    {"DEV-1", "a declared greedy threshold is reported as a Warning with its size"},
+};
+
+inline const std::array<Family, 5>& FamilyTable() {
+  static const std::array<Family, 5> table = {{
+      {ItemKind::kGeneratedRows, "deterministic", Placement::kPerDtype, true, false, "ALL",
+       kGeneratedRowsProperties, nullptr, nullptr, GeneratedRowsApply, PlanGeneratedRows,
+       RunGeneratedRows, GeneratedRowKeys},
+      {ItemKind::kDistribution, "distribution", Placement::kPerPlannedRow, true, true,
+       "distribution", kDistributionProperties, DistributionRows, DistributionProperty, nullptr,
+       PlanDistribution, RunDistribution, PlannedRowKeys},
+      {ItemKind::kTail, "tail", Placement::kPerPlannedRow, true, true, "tail", kTailProperties,
+       TailRows, TailProperty, nullptr, PlanTail, RunTail, PlannedRowKeys},
+      {ItemKind::kPrecisionProbe, "precision_probe", Placement::kPerPlannedRow, true, true,
+       "precision_probe", {}, PrecisionProbeRows, DistributionProperty, nullptr,
+       PlanPrecisionProbe, RunDistribution, PlannedRowKeys},
+      {ItemKind::kDeviation, "deviation", Placement::kOncePerPlan, false, false, "deviation",
+       kDeviationProperties, nullptr, nullptr, DeviationApplies, nullptr, RunDeviation,
+       DeviationKeys},
+  }};
+  return table;
+}
+
+// The row of a kind (every ItemKind has exactly one: families_test checks it).
+const Family& FamilyOf(ItemKind kind);
+// The kind of a name, or an error naming the unknown name.
+Expected<ItemKind> ItemKindFromName(std::string_view name);
+
+}  // namespace sampcert::properties
+
+#endif  // SAMPCERT_PROPERTIES_FAMILIES_H_

@@ -1,0 +1,23 @@
+// The reproduction command of a plan item, or of one generated case of it: the one line every
+// failure, crash and ABI-1 result carries (SPEC section 11). It names everything that fixes the
+// plan (profile, seed, --max-draws) and what selects the item, so that pasting it re-runs the
+// same test on the same draws.
+#ifndef SAMPCERT_PROPERTIES_REPRODUCTION_H_
+#define SAMPCERT_PROPERTIES_REPRODUCTION_H_
+
+#include <cstdint>
+#include <string>
+
+#include "properties/plan.h"
+
+namespace sampcert::properties {
+
+// `sampler_arg` is the sampler's words, already shell-quoted (with its --sampler-config).
+// Generated-rows items are selected by --dtype (and --case when only_case >= 0), the others by
+// --item.
+std::string ReproductionCommand(const std::string& sampler_arg, const Plan& plan,
+                                const PlanItem& item, int64_t only_case = -1);
+
+}  // namespace sampcert::properties
+
+#endif  // SAMPCERT_PROPERTIES_REPRODUCTION_H_
