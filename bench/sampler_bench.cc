@@ -1,7 +1,7 @@
 // Google Benchmark: the shipped samplers and the reference against baselines measured in the
 // same binary: Eigen's vectorized sum of the same row, and (where Debian's libtorch-dev is
 // installed) libtorch softmax + multinomial. One thread, rows hot in cache. After the runs, a
-// table of the ratios the brief sets targets for (bench/README.md).
+// table of the ratios the brief sets targets for (README.md, "Performance").
 #include <benchmark/benchmark.h>
 
 #include <Eigen/Core>

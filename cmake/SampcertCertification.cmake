@@ -2,7 +2,7 @@
 # path) under ctest. Included by find_package(sampcert).
 #
 #   sampcert_add_certification(TARGET my_plugin | PLUGIN /path/to/libmy.so
-#                              [NAME name] [PROFILE quick|standard|thorough] [EXPECT file]
+#                              [NAME name] [PROFILE quick|standard|full] [EXPECT file]
 #                              [CONFIG string] [JOBS n] [SEED n] [TIMEOUT seconds]
 #                              [LABELS labels...])
 #
