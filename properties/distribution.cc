@@ -325,16 +325,12 @@ std::vector<TestResult> RunDistribution(const ItemRun& ctx) {
   };
   test.fill = FillLook;
   test.p_value = [](const DistributionLook& l) { return l.p_value; };
-  test.failure = [&](const Run& first, const Run& second, uint64_t all) {
-    const std::size_t fk = static_cast<std::size_t>(first.rejected);
-    const std::size_t sk = static_cast<std::size_t>(second.rejected);
+  test.failure = [](const Run& first, const Run& second, const auto& why) {
     return fmt::format(
         "draws do not follow the reference ({} draws in all): re-run {}: {}; worst: {}, adjusted "
         "p = {:.3g} < {:.3g} (first run {}: {}, adjusted p = {:.3g} < {:.3g})",
-        all, LookName(item.rerun_looks, second.rejected), DescribeLook(second.last),
-        second.last.worst, second.last.p_value, item.rerun_look_levels[sk],
-        LookName(item.looks, first.rejected), DescribeLook(first.last), first.last.p_value,
-        item.look_levels[fk]);
+        why.all_draws, why.second_look, DescribeLook(second.last), second.last.worst, why.second_p,
+        why.second_level, why.first_look, DescribeLook(first.last), why.first_p, why.first_level);
   };
   test.power = [&](const DistributionLook& last, uint64_t n, double level, TestResult* out) {
     return StatePower(last, n, level, ctx, out);

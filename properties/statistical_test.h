@@ -68,7 +68,12 @@ struct StatisticalTest {
   std::function<void(const Look&, results::TestResult*)> fill;
   std::function<double(const Look&)> p_value;
   // The failure message once the first run and its re-run both rejected.
-  std::function<std::string(const Run& first, const Run& second, uint64_t all_draws)> failure;
+  struct Rejections {
+    uint64_t all_draws = 0;
+    std::string first_look, second_look;  // LookName of the rejecting looks
+    double first_p = 1, second_p = 1, first_level = 0, second_level = 0;
+  };
+  std::function<std::string(const Run& first, const Run& second, const Rejections& why)> failure;
   // Appends the stated power of the deciding run's last look (n draws, its level) to the note;
   // returns the smallest deviation it detects w.p. 0.9, compared with the requirement.
   std::function<double(const Look&, uint64_t n, double level, results::TestResult*)> power;
@@ -114,7 +119,15 @@ std::vector<results::TestResult> RunStatisticalTest(const ItemRun& ctx, results:
     r.draws = first.drawn + second.drawn;
     if (second.rejected >= 0) {
       test.fill(second.last, &r);
-      FailItem(r, test.failure(first, second, r.draws), ctx);
+      const typename StatisticalTest<Look>::Rejections why{
+          r.draws,
+          LookName(item.looks, first.rejected),
+          LookName(item.rerun_looks, second.rejected),
+          test.p_value(first.last),
+          test.p_value(second.last),
+          item.look_levels[static_cast<std::size_t>(first.rejected)],
+          item.rerun_look_levels[static_cast<std::size_t>(second.rejected)]};
+      FailItem(r, test.failure(first, second, why), ctx);
       return {r};
     }
     const std::size_t fk = static_cast<std::size_t>(first.rejected);

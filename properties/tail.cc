@@ -230,15 +230,12 @@ std::vector<TestResult> RunTail(const ItemRun& ctx) {
     }
   };
   test.p_value = [](const TailLook& l) { return l.p_value; };
-  test.failure = [&](const Run& first, const Run& second, uint64_t all) {
-    const std::size_t fk = static_cast<std::size_t>(first.rejected);
-    const std::size_t sk = static_cast<std::size_t>(second.rejected);
+  test.failure = [&](const Run&, const Run& second, const auto& why) {
     return fmt::format(
-        "tail mass off ({} draws in all): re-run {}: {} (worst: {}, adjusted p "
-        "= {:.3g} < {:.3g}; first run {}: p = {:.3g} < {:.3g})",
-        all, LookName(item.rerun_looks, second.rejected), describe(second.last),
-        sets[second.last.worst].label, second.last.p_value, item.rerun_look_levels[sk],
-        LookName(item.looks, first.rejected), first.last.p_value, item.look_levels[fk]);
+        "tail mass off ({} draws in all): re-run {}: {} (worst: {}, adjusted p = {:.3g} < {:.3g}; "
+        "first run {}: p = {:.3g} < {:.3g})",
+        why.all_draws, why.second_look, describe(second.last), sets[second.last.worst].label,
+        why.second_p, why.second_level, why.first_look, why.first_p, why.first_level);
   };
   // Power at the last look: the relative change of each set's mass detected w.p. 0.9 at the
   // set's share of the last look's level.
