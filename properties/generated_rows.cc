@@ -128,6 +128,65 @@ RowCase Shrink(adapters::Sampler& sampler, const rc::Shrinkable<RowCase>& start,
   return current.value();
 }
 
+// DIST-3 over the full item (not a single --case): all valid rows, and each family's.
+void AddPooledResults(const ItemRun& run, const PooledDistribution& pooled,
+                      const std::map<std::string, PooledDistribution>& pooled_by_family,
+                      Results* out) {
+  adapters::Sampler& sampler = run.sampler;
+  const Plan& plan = run.plan;
+  const PlanItem& item = run.item;
+  const adapters::SamplerInfo& info = sampler.info();
+  Results& results = *out;
+  // DIST-3's level: half to the test over all rows, half shared equally by the families'
+  // own tests (a defect confined to one family is diluted in the pool). The families are
+  // those with a valid row in the plan, fixed before anything runs (DistributionFamilies).
+  const std::vector<std::string> families = DistributionFamilies(plan, item, info);
+  const double family_share =
+      0.5 / static_cast<double>(std::max<std::size_t>(1, families.size()));
+  auto pooled_result = [&](const std::string* family, const PooledDistribution& first_pool,
+                           double share) {
+    PlanItem look = item;
+    look.level = item.level * share;
+    TestResult first = first_pool.Result(look);
+    if (family != nullptr) first.family = *family;
+    if (first.status != Status::kFail) return first;
+    // Suspicious: re-run on fresh draws (a derived seed) of the same valid rows, at the
+    // reserve's level; a failure needs both looks (STAT-4).
+    PooledDistribution again;
+    ForEachCase(plan, item, info, -1, [&](const GeneratedCase& c) {
+      const RowCase row = c.shrinkable.value();
+      if (family != nullptr && row.family != *family) return;
+      const Expected<ReferenceDistribution> ref = ComputeReference(row.view(), info.policies);
+      if (!ref.ok()) return;
+      const uint64_t seed = Mix(c.seed, 1);
+      auto tokens = sampler.Sample(OneRow(row), seed, 0, kDrawsPerCase);
+      if (tokens.ok()) again.Add(*ref, *tokens, seed);
+    });
+    PlanItem rerun = item;
+    rerun.level = item.rerun_level * share;
+    TestResult second = again.Result(rerun);
+    second.family = first.family;
+    if (second.status == Status::kFail) {
+      second.failure->message +=
+          fmt::format(" (re-run on fresh draws; first look: adjusted p = {:.3g} < {:.3g})",
+                      first.p_value, look.level);
+    } else {
+      second.note = fmt::format(
+          "first look adjusted p = {:.3g} below the level; the re-run on "
+          "fresh draws gave {:.3g}. {}",
+          first.p_value, second.p_value, second.note);
+    }
+    second.level = look.level;
+    return second;
+  };
+  results.At("DIST-3", kPooledFamily) = pooled_result(nullptr, pooled, 0.5);
+  for (const std::string& family : families) {
+    auto it = pooled_by_family.find(family);
+    results.At("DIST-3", family) = pooled_result(
+        &family, it == pooled_by_family.end() ? PooledDistribution{} : it->second, family_share);
+  }
+}
+
 }  // namespace
 
 bool GeneratedRowsApply(const adapters::SamplerInfo&) { return true; }
@@ -214,56 +273,7 @@ std::vector<TestResult> RunGeneratedRows(const ItemRun& run) {
     r.note = fmt::format("not reached on {} case(s): an earlier check of the case failed", count);
     if (r.cases == 0) r.status = Status::kInconclusive;
   }
-  if (only_case < 0) {
-    // DIST-3's level: half to the test over all rows, half shared equally by the families'
-    // own tests (a defect confined to one family is diluted in the pool). The families are
-    // those with a valid row in the plan, fixed before anything runs (DistributionFamilies).
-    const std::vector<std::string> families = DistributionFamilies(plan, item, info);
-    const double family_share =
-        0.5 / static_cast<double>(std::max<std::size_t>(1, families.size()));
-    auto pooled_result = [&](const std::string* family, const PooledDistribution& first_pool,
-                             double share) {
-      PlanItem look = item;
-      look.level = item.level * share;
-      TestResult first = first_pool.Result(look);
-      if (family != nullptr) first.family = *family;
-      if (first.status != Status::kFail) return first;
-      // Suspicious: re-run on fresh draws (a derived seed) of the same valid rows, at the
-      // reserve's level; a failure needs both looks (STAT-4).
-      PooledDistribution again;
-      ForEachCase(plan, item, info, -1, [&](const GeneratedCase& c) {
-        const RowCase row = c.shrinkable.value();
-        if (family != nullptr && row.family != *family) return;
-        const Expected<ReferenceDistribution> ref = ComputeReference(row.view(), info.policies);
-        if (!ref.ok()) return;
-        const uint64_t seed = Mix(c.seed, 1);
-        auto tokens = sampler.Sample(OneRow(row), seed, 0, kDrawsPerCase);
-        if (tokens.ok()) again.Add(*ref, *tokens, seed);
-      });
-      PlanItem rerun = item;
-      rerun.level = item.rerun_level * share;
-      TestResult second = again.Result(rerun);
-      second.family = first.family;
-      if (second.status == Status::kFail) {
-        second.failure->message +=
-            fmt::format(" (re-run on fresh draws; first look: adjusted p = {:.3g} < {:.3g})",
-                        first.p_value, look.level);
-      } else {
-        second.note = fmt::format(
-            "first look adjusted p = {:.3g} below the level; the re-run on "
-            "fresh draws gave {:.3g}. {}",
-            first.p_value, second.p_value, second.note);
-      }
-      second.level = look.level;
-      return second;
-    };
-    results.At("DIST-3", kPooledFamily) = pooled_result(nullptr, pooled, 0.5);
-    for (const std::string& family : families) {
-      auto it = pooled_by_family.find(family);
-      results.At("DIST-3", family) = pooled_result(
-          &family, it == pooled_by_family.end() ? PooledDistribution{} : it->second, family_share);
-    }
-  }
+  if (only_case < 0) AddPooledResults(run, pooled, pooled_by_family, &results);
   return results.Take();
 }
 

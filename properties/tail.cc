@@ -141,122 +141,145 @@ struct TailLook {
   uint64_t n = 0;
   std::vector<uint64_t> counts;
 };
+using TailRun = SequentialRun<TailLook>;
+
+// The tail sets of a row with the interval of masses each may have under the declared class.
+struct TailNull {
+  std::vector<TailSet> sets;
+  std::vector<double> tol;  // NullTolerance; empty for fp32
+  std::vector<std::pair<double, double>> intervals;
+  double share() const { return static_cast<double>(sets.size()); }
+};
+
+std::string DescribeTailLook(const TailNull& null, const TailLook& l) {
+  std::string d;
+  for (std::size_t s = 0; s < null.sets.size(); ++s) {
+    const TailSet& set = null.sets[s];
+    d += fmt::format("{}{} ({} tokens, mass {:.3g}): drew {} of {}, expected {:.1f}",
+                     s ? "; " : "", set.label, set.tokens, set.mass, l.counts[s], l.n,
+                     set.mass * static_cast<double>(l.n));
+    if (!null.tol.empty()) {
+      d += fmt::format(" (the class admits a mass in [{:.3g}, {:.3g}])", null.intervals[s].first,
+                       null.intervals[s].second);
+    }
+  }
+  return d;
+}
+
+void FillTailLook(const TailNull& null, const TailLook& l, TestResult* out) {
+  out->p_value = l.p_value;
+  out->observed.clear();
+  out->expected.clear();
+  out->worst_error = 0;
+  for (std::size_t s = 0; s < null.sets.size(); ++s) {
+    out->observed.push_back(static_cast<double>(l.counts[s]));
+    out->expected.push_back(null.sets[s].mass * static_cast<double>(l.n));
+    out->worst_error = std::max(
+        out->worst_error, std::fabs(static_cast<double>(l.counts[s]) / out->expected.back() - 1));
+  }
+}
+
+// One run: the sequential looks on one stream of draws; each look counts its new draws into
+// the tail sets and tests every set's count so far (one exact binomial each).
+std::optional<std::string> RunTailLooks(const ItemRun& ctx, const TailNull& null, uint64_t seed,
+                                        const std::vector<uint64_t>& looks,
+                                        const std::vector<double>& levels, TailRun* out) {
+  const RowCase& row = *ctx.row;
+  const std::vector<TailSet>& sets = null.sets;
+  std::vector<int64_t> tokens;
+  std::optional<std::string> error;
+  out->last.counts.assign(sets.size(), 0);
+  out->rejected = FirstRejectingLook(looks, levels, [&](uint64_t n) {
+    const std::size_t counted = tokens.size();
+    if (auto err = DrawMore(ctx.sampler, row, seed, n, &tokens)) {
+      error = "sampler error: " + err->message;
+      return -1.0;
+    }
+    TailLook& l = out->last;
+    for (std::size_t i = counted; i < tokens.size(); ++i) {
+      const int64_t t = tokens[i];
+      if (t < 0 || static_cast<std::size_t>(t) >= row.vocab()) {
+        error = fmt::format("RANGE-1: drew token id {} outside [0, {})", t, row.vocab());
+        return -1.0;
+      }
+      for (std::size_t s = 0; s < sets.size(); ++s) {
+        l.counts[s] += sets[s].member[static_cast<std::size_t>(t)];
+      }
+    }
+    l.n = tokens.size();
+    out->drawn = l.n;
+    l.p_value = 1;
+    for (std::size_t s = 0; s < sets.size(); ++s) {
+      const double p = std::min(
+          1.0, null.share() * BinomialTwoSidedInterval(l.counts[s], l.n, null.intervals[s].first,
+                                                       null.intervals[s].second));
+      if (p < l.p_value) {
+        l.p_value = p;
+        l.worst = s;
+      }
+    }
+    return l.p_value;
+  });
+  return error;
+}
+
+// Power at the last look: the relative change of each set's mass detected w.p. 0.9 at the
+// set's share of the last look's level.
+double StateTailPower(const ItemRun& ctx, const TailNull& null, const TailLook& last, uint64_t n,
+                      double level, TestResult* out) {
+  double worst_change = 0;
+  std::string power;
+  for (std::size_t s = 0; s < null.sets.size(); ++s) {
+    const TailSet& set = null.sets[s];
+    const double shift = DetectableShiftBinomial(n, set.mass, level / null.share(),
+                                                 null.intervals[s].first, null.intervals[s].second);
+    const double change = shift / set.mass;
+    worst_change = std::max(worst_change, change);
+    if (s == 0) out->power_tv = shift;
+    power += fmt::format("{}{} {:.3g}", s ? ", " : "", set.label, change);
+  }
+  out->note += fmt::format(
+      "{} looks, last ({} draws): {}. Detects w.p. 0.9 a relative change of each tail's mass: {}",
+      ctx.item.looks.size(), n, DescribeTailLook(null, last), power);
+  return worst_change;
+}
 
 }  // namespace
 
 std::vector<TestResult> RunTail(const ItemRun& ctx) {
-  const RowCase& row = *ctx.row;
-  const PlanItem& item = ctx.item;
   const Policies& policies = ctx.sampler.info().policies;
-  const Expected<ReferenceDistribution> ref = ComputeReference(row.view(), policies);
-  const std::vector<TailSet> sets = TailSets(*ref);
+  const Expected<ReferenceDistribution> ref = ComputeReference(ctx.row->view(), policies);
+  TailNull null;
+  null.sets = TailSets(*ref);
   TestResult r = ctx.base;
   r.cases = 1;
-  if (sets.empty()) {
+  if (null.sets.empty()) {
     r.status = Status::kInconclusive;
     r.note = "no tail set has mass under the declared policies";
     return {r};
   }
-  const double share = static_cast<double>(sets.size());
   // bf16 / fp16: each set's null is the interval of masses the class admits (TOL-6, TOL-7).
-  const std::vector<double> tol = NullTolerance(ref->probs, ref->log_weights, policies.accuracy);
-  const std::vector<std::pair<double, double>> intervals = TailIntervals(sets, tol);
-  using Run = SequentialRun<TailLook>;
+  null.tol = NullTolerance(ref->probs, ref->log_weights, policies.accuracy);
+  null.intervals = TailIntervals(null.sets, null.tol);
   StatisticalTest<TailLook> test;
-  // One run: the sequential looks on one stream of draws; each look counts its new draws into
-  // the tail sets and tests every set's count so far (one exact binomial each).
   test.run = [&](uint64_t seed, const std::vector<uint64_t>& looks,
-                 const std::vector<double>& levels, Run* out) -> std::optional<std::string> {
-    std::vector<int64_t> tokens;
-    std::optional<std::string> error;
-    out->last.counts.assign(sets.size(), 0);
-    out->rejected = FirstRejectingLook(looks, levels, [&](uint64_t n) {
-      const std::size_t counted = tokens.size();
-      if (auto err = DrawMore(ctx.sampler, row, seed, n, &tokens)) {
-        error = "sampler error: " + err->message;
-        return -1.0;
-      }
-      TailLook& l = out->last;
-      for (std::size_t i = counted; i < tokens.size(); ++i) {
-        const int64_t t = tokens[i];
-        if (t < 0 || static_cast<std::size_t>(t) >= row.vocab()) {
-          error = fmt::format("RANGE-1: drew token id {} outside [0, {})", t, row.vocab());
-          return -1.0;
-        }
-        for (std::size_t s = 0; s < sets.size(); ++s) {
-          l.counts[s] += sets[s].member[static_cast<std::size_t>(t)];
-        }
-      }
-      l.n = tokens.size();
-      out->drawn = l.n;
-      l.p_value = 1;
-      for (std::size_t s = 0; s < sets.size(); ++s) {
-        const double p =
-            std::min(1.0, share * BinomialTwoSidedInterval(l.counts[s], l.n, intervals[s].first,
-                                                           intervals[s].second));
-        if (p < l.p_value) {
-          l.p_value = p;
-          l.worst = s;
-        }
-      }
-      return l.p_value;
-    });
-    return error;
+                 const std::vector<double>& levels, TailRun* out) {
+    return RunTailLooks(ctx, null, seed, looks, levels, out);
   };
-  auto describe = [&](const TailLook& l) {
-    std::string d;
-    for (std::size_t s = 0; s < sets.size(); ++s) {
-      d += fmt::format("{}{} ({} tokens, mass {:.3g}): drew {} of {}, expected {:.1f}",
-                       s ? "; " : "", sets[s].label, sets[s].tokens, sets[s].mass, l.counts[s], l.n,
-                       sets[s].mass * static_cast<double>(l.n));
-      if (!tol.empty()) {
-        d += fmt::format(" (the class admits a mass in [{:.3g}, {:.3g}])", intervals[s].first,
-                         intervals[s].second);
-      }
-    }
-    return d;
-  };
-  test.fill = [&](const TailLook& l, TestResult* out) {
-    out->p_value = l.p_value;
-    out->observed.clear();
-    out->expected.clear();
-    out->worst_error = 0;
-    for (std::size_t s = 0; s < sets.size(); ++s) {
-      out->observed.push_back(static_cast<double>(l.counts[s]));
-      out->expected.push_back(sets[s].mass * static_cast<double>(l.n));
-      out->worst_error =
-          std::max(out->worst_error,
-                   std::fabs(static_cast<double>(l.counts[s]) / out->expected.back() - 1));
-    }
-  };
+  test.fill = [&](const TailLook& l, TestResult* out) { FillTailLook(null, l, out); };
   test.p_value = [](const TailLook& l) { return l.p_value; };
-  test.failure = [&](const Run&, const Run& second, const auto& why) {
+  test.failure = [&](const TailRun&, const TailRun& second, const auto& why) {
     return fmt::format(
         "tail mass off ({} draws in all): re-run {}: {} (worst: {}, adjusted p = {:.3g} < {:.3g}; "
         "first run {}: p = {:.3g} < {:.3g})",
-        why.all_draws, why.second_look, describe(second.last), sets[second.last.worst].label,
-        why.second_p, why.second_level, why.first_look, why.first_p, why.first_level);
+        why.all_draws, why.second_look, DescribeTailLook(null, second.last),
+        null.sets[second.last.worst].label, why.second_p, why.second_level, why.first_look,
+        why.first_p, why.first_level);
   };
-  // Power at the last look: the relative change of each set's mass detected w.p. 0.9 at the
-  // set's share of the last look's level.
   test.power = [&](const TailLook& last, uint64_t n, double level, TestResult* out) {
-    double worst_change = 0;
-    std::string power;
-    for (std::size_t s = 0; s < sets.size(); ++s) {
-      const double shift = DetectableShiftBinomial(n, sets[s].mass, level / share,
-                                                   intervals[s].first, intervals[s].second);
-      const double change = shift / sets[s].mass;
-      worst_change = std::max(worst_change, change);
-      if (s == 0) out->power_tv = shift;
-      power += fmt::format("{}{} {:.3g}", s ? ", " : "", sets[s].label, change);
-    }
-    out->note += fmt::format(
-        "{} looks, last ({} draws): {}. Detects w.p. 0.9 a relative change of each tail's mass: "
-        "{}",
-        item.looks.size(), n, describe(last), power);
-    return worst_change;
+    return StateTailPower(ctx, null, last, n, level, out);
   };
-  test.requirement = {"a relative change of ", "", RequiredTailChange(ctx.plan, item),
+  test.requirement = {"a relative change of ", "", RequiredTailChange(ctx.plan, ctx.item),
                       ctx.plan.profile.required_tail_change};
   return RunStatisticalTest(ctx, std::move(r), test);
 }
