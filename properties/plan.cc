@@ -9,7 +9,10 @@
 
 #include "properties/portable_random.h"
 #include "properties/statistical_item.h"
-#include "properties/statistics.h"
+#include "properties/statistics/binomial.h"
+#include "properties/statistics/cells.h"
+#include "properties/statistics/chi_square.h"
+#include "properties/statistics/tolerant_null.h"
 #include "sampcert/reference_distribution.h"
 #include "sampcert/sampler_abi.h"
 

@@ -11,7 +11,7 @@
 
 #include "properties/plan.h"
 #include "properties/statistical_item.h"
-#include "properties/statistics.h"
+#include "properties/statistics/binomial.h"
 #include "sampcert/reference_distribution.h"
 #include "sampcert/reference_sampler.h"
 

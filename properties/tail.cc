@@ -11,7 +11,8 @@
 
 #include "properties/portable_random.h"
 #include "properties/statistical_item.h"
-#include "properties/statistics.h"
+#include "properties/statistics/binomial.h"
+#include "properties/statistics/tolerant_null.h"
 #include "sampcert/reference_distribution.h"
 
 namespace sampcert::properties {
