@@ -19,8 +19,8 @@ const std::vector<std::pair<std::string, std::string>>& PropertyCatalog() {
       }
     }
     // The runner's own property, on every item.
-    out.emplace_back("ABI-1",
-                     "buffers are used as the ABI header says (no write to inputs or past outputs)");
+    out.emplace_back(
+        "ABI-1", "buffers are used as the ABI header says (no write to inputs or past outputs)");
     return out;
   }();
   return catalog;

@@ -5,18 +5,23 @@
 // test on log p, and the band-conditional score test.
 // The draw counts, seeds and levels are the plan's (REPRO-1); the run / re-run / power rule is
 // the one of every test (statistical_test.h).
+#include "properties/distribution.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "properties/distribution.h"
 #include "properties/draw_planning.h"
 #include "properties/families.h"
 #include "properties/plan.h"
 #include "properties/portable_random.h"
 #include "properties/statistical_test.h"
-#include "properties/statistics.h"
+#include "properties/statistics/binomial.h"
+#include "properties/statistics/cells.h"
+#include "properties/statistics/chi_square.h"
+#include "properties/statistics/score.h"
+#include "properties/statistics/tolerant_null.h"
 #include "sampcert/reference_distribution.h"
 #include "sampcert/sampler_abi.h"
 
@@ -162,8 +167,9 @@ void PlanDistribution(const PlanContext& ctx, PlanItem* it) {
       return BinomialDetects(n, p0, kSlack * profile.required_tv, g_level);
     });
   } else {
-    it->required_draws = std::min(
-        profile.max_draws, std::max<uint64_t>(DrawsForTv(pc.df, g_level, profile.required_tv), 4096));
+    it->required_draws =
+        std::min(profile.max_draws,
+                 std::max<uint64_t>(DrawsForTv(pc.df, g_level, profile.required_tv), 4096));
   }
 }
 
@@ -222,11 +228,10 @@ double StatePower(const DistributionLook& last, uint64_t n, double level, const 
     r->power_tv = DetectableTv(g.df, sub_level, n, g.delta);
   } else if (g.cells == 2) {
     const double total = g.expected[0] + g.expected[1];
-    r->power_tv = !(total > 0) ? 1
-                  : last.tolerant
-                      ? DetectableShiftBinomial(n, g.expected[0] / total, sub_level,
-                                                g.interval_lo, g.interval_hi)
-                      : DetectableShiftBinomial(n, g.expected[0] / total, sub_level);
+    r->power_tv = !(total > 0)    ? 1
+                  : last.tolerant ? DetectableShiftBinomial(n, g.expected[0] / total, sub_level,
+                                                            g.interval_lo, g.interval_hi)
+                                  : DetectableShiftBinomial(n, g.expected[0] / total, sub_level);
   } else {
     // A point mass: any other token drawn is an exact failure, missed only if none of n draws
     // lands on it.

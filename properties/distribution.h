@@ -13,7 +13,9 @@
 
 #include "adapters/sampler.h"
 #include "properties/row_case.h"
-#include "properties/statistics.h"
+#include "properties/statistics/cells.h"
+#include "properties/statistics/chi_square.h"
+#include "properties/statistics/score.h"
 #include "sampcert/error.h"
 #include "sampcert/reference_distribution.h"
 

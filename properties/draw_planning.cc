@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "properties/statistics.h"
+#include "properties/statistics/binomial.h"
 
 namespace sampcert::properties {
 

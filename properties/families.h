@@ -129,8 +129,7 @@ std::vector<results::TestResult> RunTail(const ItemRun& run);
 
 // Precision probe (precision_probe.cc): DIST-1 on a two-token row a quarter of a bf16 ulp from
 // bf16 rounding boundaries, with the draws to see bf16-carried probabilities.
-std::vector<std::pair<std::string, RowCase>> PrecisionProbeRows(DType dtype,
-                                                                uint32_t capabilities);
+std::vector<std::pair<std::string, RowCase>> PrecisionProbeRows(DType dtype, uint32_t capabilities);
 void PlanPrecisionProbe(const PlanContext& context, PlanItem* item);
 
 // Deviation (deviation.cc): DEV-1, a declared greedy threshold reported with its size.
@@ -140,8 +139,8 @@ ResultKeys DeviationKeys(const Plan& plan, const PlanItem& item, const adapters:
                          int64_t only_case);
 
 // The keys of a planned-row item: its row's property and the row's name (conformance.cc).
-ResultKeys PlannedRowKeys(const Plan& plan, const PlanItem& item,
-                          const adapters::SamplerInfo& info, int64_t only_case);
+ResultKeys PlannedRowKeys(const Plan& plan, const PlanItem& item, const adapters::SamplerInfo& info,
+                          int64_t only_case);
 
 // ---- The table ----
 
@@ -184,9 +183,19 @@ inline const std::array<Family, 5>& FamilyTable() {
        PlanDistribution, RunDistribution, PlannedRowKeys},
       {ItemKind::kTail, "tail", Placement::kPerPlannedRow, true, true, "tail", kTailProperties,
        TailRows, TailProperty, nullptr, PlanTail, RunTail, PlannedRowKeys},
-      {ItemKind::kPrecisionProbe, "precision_probe", Placement::kPerPlannedRow, true, true,
-       "precision_probe", {}, PrecisionProbeRows, DistributionProperty, nullptr,
-       PlanPrecisionProbe, RunDistribution, PlannedRowKeys},
+      {ItemKind::kPrecisionProbe,
+       "precision_probe",
+       Placement::kPerPlannedRow,
+       true,
+       true,
+       "precision_probe",
+       {},
+       PrecisionProbeRows,
+       DistributionProperty,
+       nullptr,
+       PlanPrecisionProbe,
+       RunDistribution,
+       PlannedRowKeys},
       {ItemKind::kDeviation, "deviation", Placement::kOncePerPlan, false, false, "deviation",
        kDeviationProperties, nullptr, nullptr, DeviationApplies, nullptr, RunDeviation,
        DeviationKeys},

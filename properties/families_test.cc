@@ -16,8 +16,7 @@ namespace sampcert::properties {
 namespace {
 
 constexpr ItemKind kAllKinds[] = {ItemKind::kGeneratedRows, ItemKind::kDistribution,
-                                  ItemKind::kTail, ItemKind::kPrecisionProbe,
-                                  ItemKind::kDeviation};
+                                  ItemKind::kTail, ItemKind::kPrecisionProbe, ItemKind::kDeviation};
 
 TEST(Families, EveryKindHasExactlyOneRow) {
   EXPECT_EQ(FamilyTable().size(), std::size(kAllKinds));

@@ -141,8 +141,7 @@ void AddPooledResults(const ItemRun& run, const PooledDistribution& pooled,
   // own tests (a defect confined to one family is diluted in the pool). The families are
   // those with a valid row in the plan, fixed before anything runs (DistributionFamilies).
   const std::vector<std::string> families = DistributionFamilies(plan, item, info);
-  const double family_share =
-      0.5 / static_cast<double>(std::max<std::size_t>(1, families.size()));
+  const double family_share = 0.5 / static_cast<double>(std::max<std::size_t>(1, families.size()));
   auto pooled_result = [&](const std::string* family, const PooledDistribution& first_pool,
                            double share) {
     PlanItem look = item;

@@ -11,7 +11,7 @@
 
 #include "adapters/sampler.h"
 #include "properties/plan.h"
-#include "properties/statistics.h"
+#include "properties/statistics/score.h"
 #include "results/test_result.h"
 #include "sampcert/reference_distribution.h"
 

@@ -8,7 +8,6 @@
 #include <limits>
 
 #include "properties/portable_random.h"
-#include "properties/statistics.h"
 #include "sampcert/reference_distribution.h"
 #include "sampcert/sampler_abi.h"
 
@@ -174,9 +173,7 @@ void PlanDraws(const Plan& plan, const std::optional<RowCase>& row, PlanItem* it
   if (plan.draw_cost_ns_per_token > 0 && row) {
     const double per_draw_ns = plan.draw_cost_ns_per_token * static_cast<double>(row->vocab());
     const double fit = std::floor(plan.profile.draw_time_target_s * 1e9 / per_draw_ns);
-    const uint64_t cap = fit < 1      ? 1
-                         : fit > 1e18 ? uint64_t{1} << 60
-                                      : static_cast<uint64_t>(fit);
+    const uint64_t cap = fit < 1 ? 1 : fit > 1e18 ? uint64_t{1} << 60 : static_cast<uint64_t>(fit);
     it->draw_cap = it->draw_cap == 0 ? cap : std::min(it->draw_cap, cap);
   }
   it->draws = it->draw_cap > 0 ? std::min(it->required_draws, it->draw_cap) : it->required_draws;
@@ -234,10 +231,9 @@ std::string PlanVersion(const Plan& plan) {
       p.required_tail_change, p.draw_time_target_s, plan.seed, plan.items.size(),
       plan.options.max_draws, plan.draw_cost_ns_per_token);
   for (const PlanItem& it : plan.items) {
-    canonical += fmt::format("|{}:{}:{}:{:.17g}:{:.17g}:{}:{}:{}:{}:{}:{}",
-                             FamilyOf(it.kind).name, it.dtype,
-                             it.name, it.level, it.rerun_level, it.seed, it.draws, it.rerun_draws,
-                             it.subtests, it.required_draws, it.draw_cap);
+    canonical += fmt::format("|{}:{}:{}:{:.17g}:{:.17g}:{}:{}:{}:{}:{}:{}", FamilyOf(it.kind).name,
+                             it.dtype, it.name, it.level, it.rerun_level, it.seed, it.draws,
+                             it.rerun_draws, it.subtests, it.required_draws, it.draw_cap);
     for (std::size_t k = 0; k < it.looks.size(); ++k) {
       canonical += fmt::format(":{}@{:.17g}", it.looks[k], it.look_levels[k]);
     }
@@ -276,8 +272,8 @@ std::string DescribePlan(const Plan& plan) {
     out += fmt::format(
         "{:<13} {:<28} draws {:>9} (power needs {:>9}){} level {:.3g} x{} looks [{}]"
         " re-run {}\n",
-        FamilyOf(it.kind).name, it.Id(), it.draws, it.required_draws, short_of_power ? " CAPPED" : "", it.level,
-        it.subtests, looks, it.rerun_draws);
+        FamilyOf(it.kind).name, it.Id(), it.draws, it.required_draws,
+        short_of_power ? " CAPPED" : "", it.level, it.subtests, looks, it.rerun_draws);
   }
   out += fmt::format(
       "total planned draws of the statistical tests: {} (their power needs {}; re-runs, only "

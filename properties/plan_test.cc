@@ -10,11 +10,13 @@
 #include <set>
 
 #include "properties/conformance.h"
+#include "properties/distribution.h"
 #include "properties/generators.h"
 #include "properties/portable_random.h"
-#include "properties/distribution.h"
+#include "properties/statistics/binomial.h"
+#include "properties/statistics/cells.h"
+#include "properties/statistics/chi_square.h"
 #include "properties/tail.h"
-#include "properties/statistics.h"
 #include "registry/open_sampler.h"
 #include "sampcert/reference_distribution.h"
 
@@ -271,6 +273,43 @@ TEST(Plan, ResultKeysAreKnownBeforeTheItemRuns) {
       EXPECT_EQ(std::vector(got.begin(), got.end()), want) << name << " " << item.Id();
     }
   }
+}
+
+// A per-class requirement where the class's tolerance puts the profile's out of reach, stated
+// in the plan; the fp32 plan is unchanged.
+TEST(TolerantNull, PlanStatesPerClassRequirements) {
+  Profile standard;
+  ASSERT_TRUE(ProfileByName("standard", &standard));
+  // A declaration like the test plug-ins': f32 rows, greedy, truncation and masks.
+  adapters::SamplerInfo info;
+  info.capabilities = SAMPCERT_CAP_F32 | SAMPCERT_CAP_TEMPERATURE_ZERO | SAMPCERT_CAP_TOP_K |
+                      SAMPCERT_CAP_TOP_P | SAMPCERT_CAP_MIN_P | SAMPCERT_CAP_MASK;
+  info.policies.greedy_tie_break = GreedyTieBreak::kLowestIndex;
+  info.policies.accuracy = AccuracyClass::kF32;
+  const Plan fp32 = MakePlan(standard, info, 1);
+  info.policies.accuracy = AccuracyClass::kF16;
+  const Plan fp16 = MakePlan(standard, info, 1);
+  ASSERT_EQ(fp32.items.size(), fp16.items.size());
+  EXPECT_NE(PlanVersion(fp32), PlanVersion(fp16));
+  bool deep = false, probe = false;
+  for (std::size_t i = 0; i < fp32.items.size(); ++i) {
+    const PlanItem& a = fp32.items[i];
+    const PlanItem& b = fp16.items[i];
+    EXPECT_EQ(a.required_tv, 0) << a.Id();
+    EXPECT_EQ(a.required_tail_change, 0) << a.Id();
+    if (a.name == "deep_tail_V180001") {
+      // fp16 may flush the deepest set (tokens below 2^-25) to 0: the requirement says so.
+      EXPECT_GT(b.required_tail_change, standard.required_tail_change);
+      deep = true;
+    }
+    if (a.name == "rounding_probe_V2") {
+      // More draws to see bf16 rounding beyond fp16's admitted interval.
+      EXPECT_GT(b.draws, a.draws);
+      probe = true;
+    }
+  }
+  EXPECT_TRUE(deep);
+  EXPECT_TRUE(probe);
 }
 
 }  // namespace

@@ -10,6 +10,10 @@
 
 #include "properties/generated_rows.h"
 #include "properties/portable_random.h"
+#include "properties/statistics/binomial.h"
+#include "properties/statistics/cells.h"
+#include "properties/statistics/chi_square.h"
+#include "properties/statistics/score.h"
 
 namespace sampcert::properties {
 

@@ -8,7 +8,9 @@
 #include "properties/draw_planning.h"
 #include "properties/families.h"
 #include "properties/plan.h"
-#include "properties/statistics.h"
+#include "properties/statistics/binomial.h"
+#include "properties/statistics/cells.h"
+#include "properties/statistics/tolerant_null.h"
 
 namespace sampcert::properties {
 

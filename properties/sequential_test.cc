@@ -9,10 +9,10 @@
 #include <cstdio>
 #include <vector>
 
-#include "properties/plan.h"
 #include "properties/distribution.h"
+#include "properties/plan.h"
 #include "properties/statistical_test.h"
-#include "properties/statistics.h"
+#include "properties/statistics/binomial.h"
 #include "sampcert/reference_distribution.h"
 #include "sampcert/reference_sampler.h"
 

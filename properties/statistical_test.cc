@@ -1,7 +1,7 @@
 #include "properties/statistical_test.h"
 
 #include "properties/reproduction.h"
-#include "properties/statistics.h"
+#include "properties/statistics/tolerant_null.h"
 #include "sampcert/reference_distribution.h"
 
 namespace sampcert::properties {
@@ -15,12 +15,10 @@ void FailItem(results::TestResult& r, std::string message, const ItemRun& run) {
   r.status = results::Status::kFail;
   RowCase named = *run.row;  // a planned row's file says which planned row it is
   if (named.family.empty()) named.family = run.item.name;
-  r.failure = results::Failure{std::move(message),
-                               Describe(*run.row),
-                               Describe(*run.row),
-                               ReproductionCommand(run.sampler_arg, run.plan, run.item),
-                               RowFileJson(named),
-                               ""};
+  r.failure =
+      results::Failure{std::move(message), Describe(*run.row),
+                       Describe(*run.row), ReproductionCommand(run.sampler_arg, run.plan, run.item),
+                       RowFileJson(named), ""};
 }
 
 void StateRequirement(const ItemRun& ctx, const Requirement& req, double achieved,

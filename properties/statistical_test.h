@@ -51,7 +51,7 @@ struct SequentialRun {
 // What the requirement is called in notes: "TV " (distribution) or "a relative change of "
 // (tail) before the value, and the item's and the profile's values.
 struct Requirement {
-  const char* powered_for;  // "; powered for {}{:.3g}"
+  const char* powered_for;      // "; powered for {}{:.3g}"
   const char* requires_prefix;  // " (requires {}{:.3g}"
   double item = 0;
   double profile = 0;
@@ -111,8 +111,7 @@ std::vector<results::TestResult> RunStatisticalTest(const ItemRun& ctx, results:
   double stated_level = item.look_levels.back();
   if (first.rejected >= 0) {
     SequentialRun<Look> second;
-    if (auto err = test.run(Mix(item.seed, 1), item.rerun_looks, item.rerun_look_levels,
-                            &second)) {
+    if (auto err = test.run(Mix(item.seed, 1), item.rerun_looks, item.rerun_look_levels, &second)) {
       FailItem(r, *err, ctx);
       return {r};
     }

@@ -5,6 +5,8 @@
 // probability 0.9; a set short of the profile's required change makes the item Inconclusive.
 // Sequential looks and the re-run after a rejection follow the one rule of every test (STAT-4,
 // statistical_test.h).
+#include "properties/tail.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -16,8 +18,8 @@
 #include "properties/plan.h"
 #include "properties/portable_random.h"
 #include "properties/statistical_test.h"
-#include "properties/statistics.h"
-#include "properties/tail.h"
+#include "properties/statistics/binomial.h"
+#include "properties/statistics/tolerant_null.h"
 #include "sampcert/reference_distribution.h"
 
 namespace sampcert::properties {
@@ -155,8 +157,8 @@ std::string DescribeTailLook(const TailNull& null, const TailLook& l) {
   std::string d;
   for (std::size_t s = 0; s < null.sets.size(); ++s) {
     const TailSet& set = null.sets[s];
-    d += fmt::format("{}{} ({} tokens, mass {:.3g}): drew {} of {}, expected {:.1f}",
-                     s ? "; " : "", set.label, set.tokens, set.mass, l.counts[s], l.n,
+    d += fmt::format("{}{} ({} tokens, mass {:.3g}): drew {} of {}, expected {:.1f}", s ? "; " : "",
+                     set.label, set.tokens, set.mass, l.counts[s], l.n,
                      set.mass * static_cast<double>(l.n));
     if (!null.tol.empty()) {
       d += fmt::format(" (the class admits a mass in [{:.3g}, {:.3g}])", null.intervals[s].first,
@@ -263,9 +265,8 @@ std::vector<TestResult> RunTail(const ItemRun& ctx) {
   null.intervals = TailIntervals(null.sets, null.tol);
   StatisticalTest<TailLook> test;
   test.run = [&](uint64_t seed, const std::vector<uint64_t>& looks,
-                 const std::vector<double>& levels, TailRun* out) {
-    return RunTailLooks(ctx, null, seed, looks, levels, out);
-  };
+                 const std::vector<double>& levels,
+                 TailRun* out) { return RunTailLooks(ctx, null, seed, looks, levels, out); };
   test.fill = [&](const TailLook& l, TestResult* out) { FillTailLook(null, l, out); };
   test.p_value = [](const TailLook& l) { return l.p_value; };
   test.failure = [&](const TailRun&, const TailRun& second, const auto& why) {

@@ -3,11 +3,11 @@
 
 Usage: scipy_crosscheck.py STATISTICS_PVALUES
 
-Runs the tool (properties/statistics_pvalues.cc), which prints our tail functions on a fixed grid
-as JSON, and compares each value with scipy: chi2.sf, ncx2.sf, the two-sided binomial from
-binom.cdf / binom.sf (and its interval form, each tail at its end of the interval), to relative
-1e-6; the saddle-point tail of a lattice score statistic against its exact tail (the pmf of the
-sum by repeated convolution), to relative 0.15.
+Runs the tool (properties/statistics/statistics_pvalues.cc), which prints our tail functions on a
+fixed grid as JSON, and compares each value with scipy: chi2.sf, ncx2.sf, the two-sided binomial
+from binom.cdf / binom.sf (and its interval form, each tail at its end of the interval), to
+relative 1e-6; the saddle-point tail of a lattice score statistic against its exact tail (the pmf
+of the sum by repeated convolution), to relative 0.15.
 
 Why 1e-6: both sides evaluate the regularized incomplete gamma / beta functions to about 1e-14
 relative and the noncentral chi-square's Poisson-weighted series to about 1e-12; a wrapper bug

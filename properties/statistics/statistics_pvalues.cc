@@ -11,7 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "properties/statistics.h"
+#include "properties/statistics/binomial.h"
+#include "properties/statistics/chi_square.h"
+#include "properties/statistics/score.h"
 
 namespace sp = sampcert::properties;
 

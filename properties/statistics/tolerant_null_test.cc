@@ -2,33 +2,33 @@
 // the reference null exactly; the bf16 / fp16 tolerance bounds every admissible q; and the
 // tolerant tests are calibrated at the boundary of the tolerance (Monte Carlo at 1e-2 and 1e-3:
 // a sampler at the worst admissible point rejects at most at the nominal level).
+#include "properties/statistics/tolerant_null.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <random>
 #include <span>
 #include <vector>
 
 #include "adapters/sampler.h"
-#include "properties/plan.h"
 #include "properties/distribution.h"
-#include "properties/statistics.h"
+#include "properties/plan.h"
+#include "properties/statistics/binomial.h"
+#include "properties/statistics/cells.h"
+#include "properties/statistics/chi_square.h"
+#include "properties/statistics/score.h"
 #include "sampcert/reference_sampler.h"
-#include "sampcert/sampler_abi.h"
 #include "sampcert/tolerance.h"
+#include "tests/support/zipf.h"
 
 namespace sampcert::properties {
 namespace {
 
-std::vector<long double> Zipf(std::size_t v, double s) {
-  std::vector<long double> p(v);
-  long double z = 0;
-  for (std::size_t i = 0; i < v; ++i) z += p[i] = std::pow(static_cast<long double>(i + 1), -s);
-  for (auto& x : p) x /= z;
-  return p;
-}
+using testing_support::Zipf;
 
 std::vector<long double> LogWeights(const std::vector<long double>& p) {
   std::vector<long double> l(p.size());
@@ -289,43 +289,6 @@ TEST(Calibration, IntervalBinomialHasExactSizeAtItsEnds) {
       EXPECT_GT(size, level / 20) << "end " << end << " level " << level;  // not vacuous
     }
   }
-}
-
-// A per-class requirement where the class's tolerance puts the profile's out of reach, stated
-// in the plan; the fp32 plan is unchanged.
-TEST(TolerantNull, PlanStatesPerClassRequirements) {
-  Profile standard;
-  ASSERT_TRUE(ProfileByName("standard", &standard));
-  // A declaration like the test plug-ins': f32 rows, greedy, truncation and masks.
-  adapters::SamplerInfo info;
-  info.capabilities = SAMPCERT_CAP_F32 | SAMPCERT_CAP_TEMPERATURE_ZERO | SAMPCERT_CAP_TOP_K |
-                      SAMPCERT_CAP_TOP_P | SAMPCERT_CAP_MIN_P | SAMPCERT_CAP_MASK;
-  info.policies.greedy_tie_break = GreedyTieBreak::kLowestIndex;
-  info.policies.accuracy = AccuracyClass::kF32;
-  const Plan fp32 = MakePlan(standard, info, 1);
-  info.policies.accuracy = AccuracyClass::kF16;
-  const Plan fp16 = MakePlan(standard, info, 1);
-  ASSERT_EQ(fp32.items.size(), fp16.items.size());
-  EXPECT_NE(PlanVersion(fp32), PlanVersion(fp16));
-  bool deep = false, probe = false;
-  for (std::size_t i = 0; i < fp32.items.size(); ++i) {
-    const PlanItem& a = fp32.items[i];
-    const PlanItem& b = fp16.items[i];
-    EXPECT_EQ(a.required_tv, 0) << a.Id();
-    EXPECT_EQ(a.required_tail_change, 0) << a.Id();
-    if (a.name == "deep_tail_V180001") {
-      // fp16 may flush the deepest set (tokens below 2^-25) to 0: the requirement says so.
-      EXPECT_GT(b.required_tail_change, standard.required_tail_change);
-      deep = true;
-    }
-    if (a.name == "rounding_probe_V2") {
-      // More draws to see bf16 rounding beyond fp16's admitted interval.
-      EXPECT_GT(b.draws, a.draws);
-      probe = true;
-    }
-  }
-  EXPECT_TRUE(deep);
-  EXPECT_TRUE(probe);
 }
 
 }  // namespace
