@@ -55,8 +55,7 @@ CertifyOutcome Failed(CertifyError error, std::string message) {
 // Messages are raw here; a front end escapes them for its output (the terminal's, say).
 std::string ValidateOptions(const CertifyRequest& req, int* shard_i, int* shard_n) {
   if (!reports::ParseShard(req.shard, shard_i, shard_n)) {
-    return fmt::format("--shard must be I/N in plain decimal with 0 <= I < N, not '{}'",
-                       req.shard);
+    return fmt::format("--shard must be I/N in plain decimal with 0 <= I < N, not '{}'", req.shard);
   }
   if (req.jobs < 1 || req.jobs > kMaxJobs) {
     return fmt::format("--jobs must be in [1, {}], not {}", kMaxJobs, req.jobs);
@@ -148,8 +147,8 @@ std::string CheckFilters(const CertifyRequest& req, const properties::Plan& plan
     return fmt::format("--dtype {}: the plan has no item of that dtype", req.only_dtype);
   }
   if (!item_found) {
-    return fmt::format("--item '{}' matches no plan item (they are: {}{})", req.only_item,
-                       names, names.size() >= 300 ? ", ..." : "");
+    return fmt::format("--item '{}' matches no plan item (they are: {}{})", req.only_item, names,
+                       names.size() >= 300 ? ", ..." : "");
   }
   if (req.only_case >= plan.profile.valid_cases_per_dtype) {
     return fmt::format("--case {} is past the profile's {} generated cases (0 to {})",
@@ -234,8 +233,7 @@ CertifyOutcome Certify(const CertifyRequest& req) {
   properties::Profile profile;
   if (!properties::ProfileByName(req.profile, &profile)) {
     return Failed(CertifyError::kUsage,
-                  fmt::format("--profile must be quick, standard or full, not '{}'",
-                              req.profile));
+                  fmt::format("--profile must be quick, standard or full, not '{}'", req.profile));
   }
   int shard_i = 0, shard_n = 1;
   if (std::string why = ValidateOptions(req, &shard_i, &shard_n); !why.empty()) {

@@ -45,9 +45,9 @@ struct CertifyRequest {
 // What went wrong before there was a verdict to report.
 enum class CertifyError {
   kNone,
-  kUsage,         // an option is invalid (checked before any work)
-  kSampler,       // the sampler cannot be loaded, described or created
-  kHost,          // the host failed (fork, descriptors, the output folder)
+  kUsage,    // an option is invalid (checked before any work)
+  kSampler,  // the sampler cannot be loaded, described or created
+  kHost,     // the host failed (fork, descriptors, the output folder)
 };
 
 struct CertifyOutcome {

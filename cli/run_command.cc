@@ -17,8 +17,7 @@ int RunRun(const RunRequest& req, std::ostream& out, std::ostream& err) {
   if (tty) {
     request.on_progress = [&err](const runner::Progress& p) {
       fmt::print(err, "\r\033[K[{}/{}] {} {} {}  {:.0f} s", p.done, p.total,
-                 properties::FamilyOf(p.item->kind).name, p.item->dtype, p.item->name,
-                 p.elapsed_s);
+                 properties::FamilyOf(p.item->kind).name, p.item->dtype, p.item->name, p.elapsed_s);
       if (p.done < p.total && p.estimated_total_s > 0) {
         fmt::print(err, ", about {:.0f} s left", p.estimated_total_s - p.elapsed_s);
       }
