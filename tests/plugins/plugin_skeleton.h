@@ -3,18 +3,20 @@
  * (The README's plug-in, examples/minimal_plugin/minimal_plugin.c, is the same sampler written
  * out in one file: users copy it, so it includes nothing but the ABI header.)
  *
- * A plug-in includes this header once, from its one source file:
+ * A plug-in includes this header once, from its one source file, and defines sample_row:
  *
  *   #define PLUGIN_NAME "flawed_c"
  *   #include "plugin_skeleton.h"
- *   static int32_t sample_row(sampcert_sampler* s, const plugin_row* row, sampcert_error* error);
+ *   static int32_t sample_row(sampcert_sampler* s, const plugin_row* row, sampcert_error* error) {
+ *     ...
+ *   }
  *
  * The skeleton supplies the entry point with its version negotiation, get_info (the correct
  * sampler's declaration), create and destroy, the sample() batch loop that calls the plug-in's
  * sample_row once per row, and the error plumbing (fail). For sample_row it offers the correct
  * sampler's parts: check_row, token_weight, row_weights, draw_target, first_above,
- * draw_by_prefix_sums, and correct_sample_row (all of them, in order). Optional hooks, defined
- * before the include:
+ * draw_by_prefix_sums and correct_sample_row (defined below in that order). Optional hooks,
+ * defined before the include:
  *
  *   PLUGIN_STATE T           the sampler has a member `T state`, zeroed by create
  *   PLUGIN_CREATE f          int32_t f(const char* config, sampcert_sampler* s, sampcert_error* e):
@@ -232,8 +234,9 @@ static inline int32_t row_weights(sampcert_sampler* s, const plugin_row* row, sa
   if (status != SAMPCERT_STATUS_OK) return status;
   if (s->capacity < row->vocab) {
     double* grown = realloc(s->weights, row->vocab * sizeof(double));
-    if (grown == NULL)
+    if (grown == NULL) {
       return fail(error, SAMPCERT_STATUS_OUT_OF_MEMORY, row->index, "out of memory");
+    }
     s->weights = grown;
     s->capacity = row->vocab;
   }
@@ -253,8 +256,8 @@ static inline uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-/* Draw j's point in [0, total): SplitMix64 keyed by (seed, row id, draw index), so the sampler
- * promises same-seed determinism, not the canonical draw. */
+/* Draw j's target, uniform on (0, total): SplitMix64 keyed by (seed, row id, draw index), so the
+ * sampler promises same-seed determinism, not the canonical draw. */
 static inline double draw_target(const plugin_row* row, uint64_t j, double total) {
   const uint64_t bits =
       splitmix64(row->seed ^ splitmix64(row->in->row_id ^ splitmix64(row->first_draw + j)));
@@ -290,8 +293,7 @@ static inline void draw_by_prefix_sums(sampcert_sampler* s, const plugin_row* ro
   }
 }
 
-/* What reshapes a row's weights w[0..v) of total `sum` before the draws; returns their new total.
- */
+/* Reshapes a row's weights w[0..v) of total `sum` before the draws; returns their new total. */
 typedef double (*plugin_reshape)(const sampcert_sampler* s, double* w, uint64_t v, double sum);
 
 /* The correct sampler's sample_row, the weights passed through `reshape` (if not NULL). */
