@@ -2,7 +2,7 @@
 // results for the items they broke, and every other item of the plan still runs; a time budget
 // makes a run incomplete, never a status; a worker's message is accepted only with its nonce
 // and exactly the planned keys. Also: shards are a partition of the plan.
-// (The misbehaving plug-ins run through the sampcert tool: tests/hostile/.)
+// (The hostile plug-in's misbehaviors run through the sampcert tool: tests/hostile_test.sh.)
 #include "runner/runner.h"
 
 #include <gtest/gtest.h>

@@ -3,7 +3,7 @@
 
 Usage: rounding_class_test.py SAMPCERT PLUGIN OUT_DIR SETTINGS conformant|fails [PROPERTY/FAMILY ...]
 
-Runs `sampcert run --profile standard` on tests/testdata/rounding_plugin.c with SETTINGS (e.g.
+Runs `sampcert run --profile standard` on tests/plugins/rounding_plugin.c with SETTINGS (e.g.
 "round=fp16 declare=fp16") as its --sampler-config and in SAMPCERT_ROUNDING (get_info, where the
 class is declared, cannot see the config). "conformant": the verdict must be CONFORMANT with no
 result Fail or Inconclusive. "fails": the verdict must be NOT CONFORMANT and one of the named

@@ -3,7 +3,7 @@
 
 Usage: slow_sampler_test.py SAMPCERT SLOW_PLUGIN OUT_DIR
 
-tests/testdata/slow_plugin.c draws in O(V) per token and declares its cost. The plan caps each
+tests/plugins/slow_plugin.c draws in O(V) per token and declares its cost. The plan caps each
 statistical test's draws at the profile's draw-time target over (cost x V), so the standard
 profile must finish with no Timeout; the tests the capped draws cannot power must be
 Inconclusive (never Pass), say that the budget capped them, be listed by the summary and be

@@ -40,7 +40,7 @@ if probe.returncode != 0:
 
 if unit:
     sys.exit(subprocess.run([python, "-m", "unittest", "discover", "-v", "-s", test_dir, "-p",
-                             "test_*.py"]).returncode)
+                             "*_test.py"]).returncode)
 command = " ".join(shlex.quote(w) for w in [python, server, *args])
 cmd = [sampcert, "run", "--sampler", f"exec:{command}", "--profile", profile, "--jobs", "2",
        "--expect", expect, "--out", out_dir]

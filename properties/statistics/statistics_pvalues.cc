@@ -1,6 +1,6 @@
 // Prints the p-values of the statistics' tail functions on a fixed grid of inputs, as JSON,
-// for tests/scipy_crosscheck.py to compare with scipy.stats (issue 10, point 5): the central and
-// noncentral chi-square tails (the G-test, STAT-3 and TOL-7), the exact two-sided binomial and
+// for tests/scipy_crosscheck_test.py to compare with scipy.stats (issue 10, point 5): the central
+// and noncentral chi-square tails (the G-test, STAT-3 and TOL-7), the exact two-sided binomial and
 // its interval form (two cells, TAIL-1), and the saddle-point tail of a score statistic
 // (STAT-3), whose exact value the script computes by convolution.
 #include <fmt/format.h>

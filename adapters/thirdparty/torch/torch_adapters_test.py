@@ -3,7 +3,7 @@ thirdparty.* certify them through sampcert). They need torch (and transformers f
 part); run with the third-party virtual environment's python:
 
     /opt/sampcert-thirdparty/venv/bin/python -m unittest discover \
-        -s adapters/thirdparty/torch -p 'test_*.py'
+        -s adapters/thirdparty/torch -p '*_test.py'
 """
 
 import os

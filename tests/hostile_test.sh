@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One isolation case (issue 11): runs `sampcert run` on the hostile plug-in with the
-# misbehavior CASE (SAMPCERT_HOSTILE, see hostile_plugin.c) and checks the exit code, the
+# misbehavior CASE (SAMPCERT_HOSTILE, see plugins/hostile_plugin.c) and checks the exit code, the
 # message and the report. Usage: hostile_test.sh CASE SAMPCERT PLUGIN WORKDIR
 set -u
 case_name=$1 sampcert=$2 plugin=$3 work=$4/$1

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The statistics' p-values against scipy.stats (issue 10, point 5).
 
-Usage: scipy_crosscheck.py STATISTICS_PVALUES
+Usage: scipy_crosscheck_test.py STATISTICS_PVALUES
 
 Runs the tool (properties/statistics/statistics_pvalues.cc), which prints our tail functions on a
 fixed grid as JSON, and compares each value with scipy: chi2.sf, ncx2.sf, the two-sided binomial

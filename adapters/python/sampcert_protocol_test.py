@@ -1,7 +1,7 @@
 """Tests of the Python protocol helper and the numpy example, speaking the protocol from Python
 (the C++ host's side is tested by tests/exec_sampler_test.py).
 
-Run: python3 -m unittest discover -s adapters/python -p 'test_*.py'
+Run: python3 -m unittest discover -s adapters/python -p '*_test.py'
 """
 
 import os
