@@ -106,6 +106,7 @@ ForkSetup SetUpChild(ChildPlan& plan, bool fork_only) {
 
 std::vector<char*> NullTerminated(std::vector<std::string>& strings) {
   std::vector<char*> out;
+  out.reserve(strings.size() + 1);
   for (std::string& s : strings) out.push_back(s.data());
   out.push_back(nullptr);
   return out;

@@ -36,7 +36,7 @@ struct ChildOptions {
   // Child descriptors that all write to one pipe the parent reads (stdout and stderr): the
   // last `capture_kept` bytes are kept (OutputTail). Empty: nothing captured.
   std::vector<int> captured;
-  std::size_t capture_kept = 64 * 1024;
+  std::size_t capture_kept = std::size_t{64} * 1024;
   // setpgid: the child leads a process group of its own, and Terminate kills the whole group
   // (whatever the child forked, too).
   bool own_process_group = false;

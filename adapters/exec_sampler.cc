@@ -28,8 +28,8 @@ extern char** environ;
 namespace sampcert::adapters {
 namespace {
 
-constexpr std::size_t kStderrKept = 64 * 1024;  // the child's stderr tail kept for failures
-constexpr std::size_t kStderrShown = 480;       // of it, what fits in an ABI error message
+constexpr std::size_t kStderrKept = 65536;  // the child's stderr tail (64 KiB) kept for failures
+constexpr std::size_t kStderrShown = 480;   // of it, what fits in an ABI error message
 
 using Clock = std::chrono::steady_clock;
 using exec_protocol::OkLength;
@@ -579,7 +579,7 @@ Expected<LoadedPlugin> OpenExecSampler(const std::string& command) {
   if (!argv.ok()) return argv.error();
   auto program = std::make_unique<Program>();
   program->command = command;
-  program->argv = std::move(*argv);
+  program->argv = std::move(argv).value();
   std::lock_guard lock(g_slots_mu);
   for (int s = 0; s < kSlots; ++s) {
     if (g_slots[s] != nullptr) continue;
