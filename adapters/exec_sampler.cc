@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,27 +17,25 @@
 #include <mutex>
 #include <new>
 #include <optional>
-#include <thread>
+#include <span>
+
+#include "adapters/child_process.h"
+#include "adapters/exec_protocol.h"
+#include "adapters/unique_fd.h"
 
 extern char** environ;
 
 namespace sampcert::adapters {
 namespace {
 
-// ---- Framing (PROTOCOL.md, "Messages"): magic, kind, payload length, payload. ----
-constexpr uint32_t kMagic = 0x31504353u;  // the bytes 'S' 'C' 'P' '1'
-constexpr uint32_t kInfo = 1, kCreate = 2, kSample = 3, kProbabilities = 4, kDestroy = 5;
-constexpr uint32_t kReplyOk = 0, kReplyError = 1;
-constexpr std::size_t kHeaderBytes = 16;
-constexpr std::size_t kRowHeaderBytes = 32;
-constexpr uint32_t kRowHasLogits = 1u, kRowHasMask = 2u;
-// Bounded so that a garbage length cannot make the host allocate gigabytes.
-constexpr uint64_t kMaxInfoReply = 1u << 20;
-constexpr uint64_t kMaxErrorReply = 1u << 16;
-constexpr std::size_t kStderrKept = 64 * 1024;  // the child's stderr tail kept for failures
-constexpr std::size_t kStderrShown = 480;       // of it, what fits in an ABI error message
+constexpr std::size_t kStderrKept = 65536;  // the child's stderr tail (64 KiB) kept for failures
+constexpr std::size_t kStderrShown = 480;   // of it, what fits in an ABI error message
 
 using Clock = std::chrono::steady_clock;
+using exec_protocol::OkLength;
+using exec_protocol::Printable;
+using exec_protocol::Reader;
+using exec_protocol::ReplyParser;
 
 // Seconds a call may wait for the child; SAMPCERT_EXEC_TIMEOUT overrides (PROTOCOL.md). In a
 // run the runner's --item-timeout kills the worker earlier; this bounds info, sample and
@@ -61,218 +58,97 @@ void SetError(sampcert_error* e, int32_t code, int64_t row, const std::string& m
   e->message[n] = '\0';
 }
 
-class Writer {
- public:
-  template <typename T>
-  void Put(T v) {
-    char b[sizeof(T)];
-    std::memcpy(b, &v, sizeof(T));  // little-endian hosts only (x86-64, aarch64 Linux)
-    out.append(b, sizeof(T));
+// The child's environment: the host's, with the protocol's two variables set.
+std::vector<std::string> ProtocolEnvironment() {
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::strncmp(*e, "SAMPCERT_PROTOCOL", 17) != 0) env.emplace_back(*e);
   }
-  void Str(const std::string& s) {
-    Put<uint32_t>(static_cast<uint32_t>(s.size()));
-    out += s;
-  }
-  std::string out;
-};
-
-class Reader {
- public:
-  explicit Reader(const std::string& s) : s_(s) {}
-  template <typename T>
-  bool Get(T* v) {
-    if (s_.size() - pos_ < sizeof(T)) return false;
-    std::memcpy(v, s_.data() + pos_, sizeof(T));
-    pos_ += sizeof(T);
-    return true;
-  }
-  bool Str(std::string* v) {
-    uint32_t n = 0;
-    if (!Get(&n) || s_.size() - pos_ < n) return false;
-    v->assign(s_, pos_, n);
-    pos_ += n;
-    return true;
-  }
-  bool AtEnd() const { return pos_ == s_.size(); }
-
- private:
-  const std::string& s_;
-  std::size_t pos_ = 0;
-};
-
-std::string Printable(const std::string& s) {
-  std::string out;
-  for (unsigned char c : s) {
-    if (c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7f)) {
-      out += static_cast<char>(c);
-    } else {
-      out += '?';
-    }
-  }
-  return out;
+  env.push_back(fmt::format("SAMPCERT_PROTOCOL={}", kExecProtocolMajor));
+  env.emplace_back("SAMPCERT_PROTOCOL_FDS=3,4");
+  return env;
 }
 
-// One child process and its three pipes: requests (its fd 3), replies (its fd 4), and its
-// stdout + stderr together (kept, last 64 KiB).
-class Child {
+// One sampler process and its protocol sockets: requests (its fd 3), replies (its fd 4); its
+// stdout + stderr together are captured (the last 64 KiB).
+class ExecChild {
  public:
-  static Expected<std::unique_ptr<Child>> Start(const std::vector<std::string>& argv,
-                                                const std::string& command);
-  ~Child() { Close(); }
+  static Expected<std::unique_ptr<ExecChild>> Start(const std::vector<std::string>& argv,
+                                                    const std::string& command);
+  ~ExecChild() { Close(); }
 
-  // Sends one request and reads its reply. OK: *reply holds the payload, which must be exactly
-  // `exact_ok` bytes when set, else at most max_ok. An error reply becomes its status. Anything
-  // else (death, garbage, a stall past the timeout) kills the child and returns INTERNAL.
-  int32_t Call(uint32_t kind, const char* call_name, const std::string& payload,
-               std::optional<uint64_t> exact_ok, uint64_t max_ok, std::string* reply,
+  // Sends one request and reads its reply. OK: *reply holds the payload, of the length `ok`
+  // allows. An error reply becomes its status. Anything else (death, garbage, a stall past the
+  // timeout) kills the child and returns INTERNAL.
+  int32_t Call(const std::string& request, const char* call_name, OkLength ok, std::string* reply,
                sampcert_error* err);
   // DESTROY, then the end: SIGKILL if it lingers, always reaped.
   void Close();
   // In a forked process: forget the parent's child without touching it (closing our copies of
   // the descriptors does not affect the parent's).
   void Abandon();
-  pid_t owner() const { return owner_; }
+  bool owned_here() const { return process_.owned_here(); }
 
  private:
-  Child() = default;
+  ExecChild() = default;
   int32_t Fail(const std::string& what, const char* call_name, sampcert_error* err);
   bool Send(const std::string& data, Clock::time_point deadline, std::string* why);
-  bool Recv(char* p, std::size_t n, Clock::time_point deadline, std::string* why);
+  bool Receive(ReplyParser* reply, Clock::time_point deadline, std::string* why);
   bool WaitIo(int fd, short events, Clock::time_point deadline, std::string* why);
-  void DrainStderr();
   std::string KillAndDescribe();
   std::string StderrTail() const;
 
   std::string command_;
-  pid_t pid_ = -1;
-  pid_t owner_ = -1;
-  int to_fd_ = -1, from_fd_ = -1, err_fd_ = -1;
-  std::string stderr_;
+  ChildProcess process_;
+  UniqueFd to_, from_;
   bool dead_ = false;
   std::string dead_reason_;
 };
 
-Expected<std::unique_ptr<Child>> Child::Start(const std::vector<std::string>& argv,
-                                              const std::string& command) {
-  std::unique_ptr<Child> c(new Child());
-  c->command_ = command;
-  int req[2], resp[2], err[2], exe[2];
+Expected<std::unique_ptr<ExecChild>> ExecChild::Start(const std::vector<std::string>& argv,
+                                                      const std::string& command) {
   // Sockets, not pipes, for the protocol: send(MSG_NOSIGNAL) turns a dead child into EPIPE
   // instead of a SIGPIPE that would kill the host.
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, req) != 0 ||
-      socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, resp) != 0 || pipe2(err, O_CLOEXEC) != 0 ||
-      pipe2(exe, O_CLOEXEC) != 0) {
+  FdPair req, resp;
+  if (!MakeSocketPair(&req) || !MakeSocketPair(&resp)) {
     return Error{ErrorCode::kInternal, fmt::format("exec sampler '{}': cannot create pipes: {}",
                                                    command, std::strerror(errno))};
   }
-  const int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e != nullptr; ++e) {
-    if (std::strncmp(*e, "SAMPCERT_PROTOCOL", 17) != 0) env_strings.emplace_back(*e);
+  const UniqueFd devnull(open("/dev/null", O_RDONLY | O_CLOEXEC));
+  if (!devnull) {
+    return Error{ErrorCode::kInternal, fmt::format("exec sampler '{}': cannot open /dev/null: {}",
+                                                   command, std::strerror(errno))};
   }
-  env_strings.push_back(fmt::format("SAMPCERT_PROTOCOL={}", kExecProtocolMajor));
-  env_strings.emplace_back("SAMPCERT_PROTOCOL_FDS=3,4");
-  std::vector<char*> envp, args;
-  for (std::string& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> argv_copy = argv;
-  for (std::string& s : argv_copy) args.push_back(s.data());
-  args.push_back(nullptr);
-  const long open_max = std::min<long>(sysconf(_SC_OPEN_MAX), 65536);
-  const pid_t parent = getpid();
-
-  const pid_t pid = fork();
-  if (pid == 0) {
-    // Only async-signal-safe calls from here to exec.
-    prctl(PR_SET_PDEATHSIG, SIGKILL);  // the sampler dies with its host (a killed worker)
-    if (getppid() != parent) _exit(127);
-    const int a = fcntl(req[1], F_DUPFD, 10), b = fcntl(resp[1], F_DUPFD, 10),
-              o = fcntl(err[1], F_DUPFD, 10), n = fcntl(devnull, F_DUPFD, 10);
-    dup2(n, 0);
-    dup2(o, 1);  // stdout joins stderr: a stray print() can never reach the protocol
-    dup2(o, 2);
-    dup2(a, 3);
-    dup2(b, 4);
-    for (long fd = 5; fd < open_max; ++fd) {
-      if (fd != exe[1]) close(static_cast<int>(fd));
-    }
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    signal(SIGPIPE, SIG_DFL);
-    execvpe(args[0], args.data(), envp.data());
-    const int e = errno;
-    (void)!write(exe[1], &e, sizeof e);
-    _exit(127);
+  ChildOptions o;
+  o.fds = {{0, devnull.get()}, {3, req[1].get()}, {4, resp[1].get()}};
+  o.captured = {1, 2};  // stdout joins stderr: a stray print() can never reach the protocol
+  o.capture_kept = kStderrKept;
+  o.death_signal = SIGKILL;  // the sampler dies with its host (a killed worker)
+  auto process = ChildProcess::Spawn(argv, ProtocolEnvironment(), o);
+  if (!process.ok()) {
+    return Error{process.error().code,
+                 fmt::format("exec sampler '{}': {}", command, process.error().message)};
   }
-  const int fork_errno = errno;
-  close(req[1]);
-  close(resp[1]);
-  close(err[1]);
-  close(exe[1]);
-  if (devnull >= 0) close(devnull);
-  if (pid < 0) {
-    close(req[0]);
-    close(resp[0]);
-    close(err[0]);
-    close(exe[0]);
-    return Error{ErrorCode::kInternal,
-                 fmt::format("exec sampler '{}': fork: {}", command, std::strerror(fork_errno))};
-  }
-  c->pid_ = pid;
-  c->owner_ = parent;
-  c->to_fd_ = req[0];
-  c->from_fd_ = resp[0];
-  c->err_fd_ = err[0];
-  fcntl(c->err_fd_, F_SETFL, O_NONBLOCK);
-  int exec_errno = 0;
-  ssize_t got;
-  do {
-    got = read(exe[0], &exec_errno, sizeof exec_errno);
-  } while (got < 0 && errno == EINTR);
-  close(exe[0]);
-  if (got == static_cast<ssize_t>(sizeof exec_errno)) {
-    waitpid(pid, nullptr, 0);
-    c->pid_ = -1;
-    c->dead_ = true;
-    return Error{ErrorCode::kInvalidArgument,
-                 fmt::format("exec sampler '{}': cannot run '{}': {}", command, argv[0],
-                             std::strerror(exec_errno))};
-  }
+  std::unique_ptr<ExecChild> c(new ExecChild());
+  c->command_ = command;
+  c->process_ = std::move(process).value();
+  c->to_ = std::move(req[0]);
+  c->from_ = std::move(resp[0]);
   return c;
 }
 
-void Child::DrainStderr() {
-  if (err_fd_ < 0) return;
-  char buf[8192];
-  for (;;) {
-    const ssize_t n = read(err_fd_, buf, sizeof buf);
-    if (n > 0) {
-      stderr_.append(buf, static_cast<std::size_t>(n));
-      if (stderr_.size() > 2 * kStderrKept) stderr_.erase(0, stderr_.size() - kStderrKept);
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n == 0) {  // the child closed it (exited): stop polling it
-      close(err_fd_);
-      err_fd_ = -1;
-    }
-    return;
-  }
-}
-
-std::string Child::StderrTail() const {
-  std::string s =
-      stderr_.size() > kStderrKept ? stderr_.substr(stderr_.size() - kStderrKept) : stderr_;
+std::string ExecChild::StderrTail() const {
+  std::string s = process_.OutputTail();
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
   if (s.empty()) return "; its stderr is empty";
   if (s.size() > kStderrShown) s = "..." + s.substr(s.size() - kStderrShown);
   return "; its stderr ends: " + Printable(s);
 }
 
-bool Child::WaitIo(int fd, short events, Clock::time_point deadline, std::string* why) {
+bool ExecChild::WaitIo(int fd, short events, Clock::time_point deadline, std::string* why) {
   for (;;) {
-    pollfd p[2] = {{fd, events, 0}, {err_fd_, POLLIN, 0}};
+    const int out_fd = process_.output_fd();
+    pollfd p[2] = {{fd, events, 0}, {out_fd, POLLIN, 0}};
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) {
@@ -280,22 +156,22 @@ bool Child::WaitIo(int fd, short events, Clock::time_point deadline, std::string
       return false;
     }
     const int r =
-        poll(p, err_fd_ >= 0 ? 2 : 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+        poll(p, out_fd >= 0 ? 2 : 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
     if (r < 0 && errno != EINTR) {
       *why = std::string("poll: ") + std::strerror(errno);
       return false;
     }
-    if (err_fd_ >= 0 && (p[1].revents & (POLLIN | POLLHUP | POLLERR))) DrainStderr();
+    if (out_fd >= 0 && (p[1].revents & (POLLIN | POLLHUP | POLLERR))) process_.DrainOutput();
     if (p[0].revents != 0) return true;
   }
 }
 
-bool Child::Send(const std::string& data, Clock::time_point deadline, std::string* why) {
+bool ExecChild::Send(const std::string& data, Clock::time_point deadline, std::string* why) {
   std::size_t off = 0;
   while (off < data.size()) {
-    if (!WaitIo(to_fd_, POLLOUT, deadline, why)) return false;
+    if (!WaitIo(to_.get(), POLLOUT, deadline, why)) return false;
     const ssize_t n =
-        send(to_fd_, data.data() + off, data.size() - off, MSG_NOSIGNAL | MSG_DONTWAIT);
+        send(to_.get(), data.data() + off, data.size() - off, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n > 0) {
       off += static_cast<std::size_t>(n);
     } else if (n < 0 && errno != EINTR && errno != EAGAIN) {
@@ -306,15 +182,18 @@ bool Child::Send(const std::string& data, Clock::time_point deadline, std::strin
   return true;
 }
 
-bool Child::Recv(char* p, std::size_t n, Clock::time_point deadline, std::string* why) {
-  std::size_t off = 0;
-  while (off < n) {
-    if (!WaitIo(from_fd_, POLLIN, deadline, why)) return false;
-    const ssize_t r = recv(from_fd_, p + off, n - off, MSG_DONTWAIT);
+// Reads until the reply is complete or the parser refuses it (true), or the socket fails
+// (false, *why: "timeout", "eof" before any byte of the header or payload, or the cause).
+bool ExecChild::Receive(ReplyParser* reply, Clock::time_point deadline, std::string* why) {
+  for (std::span<char> space = reply->Space(); !space.empty(); space = reply->Space()) {
+    if (!WaitIo(from_.get(), POLLIN, deadline, why)) return false;
+    const ssize_t r = recv(from_.get(), space.data(), space.size(), MSG_DONTWAIT);
     if (r > 0) {
-      off += static_cast<std::size_t>(r);
+      reply->Advance(static_cast<std::size_t>(r));
     } else if (r == 0) {
-      *why = off == 0 ? "eof" : "the process closed its reply pipe in the middle of a reply";
+      *why = reply->stage_bytes() == 0 ? "eof"
+                                       : "the process closed its reply pipe in the middle of a "
+                                         "reply";
       return false;
     } else if (errno != EINTR && errno != EAGAIN) {
       *why = std::string("recv: ") + std::strerror(errno);
@@ -325,31 +204,22 @@ bool Child::Recv(char* p, std::size_t n, Clock::time_point deadline, std::string
 }
 
 // Kills (if still running) and reaps the child; says how it ended.
-std::string Child::KillAndDescribe() {
-  if (pid_ <= 0) return "";
-  int status = 0;
-  pid_t r = 0;
+std::string ExecChild::KillAndDescribe() {
+  if (!process_.running()) return "";
   // A child that closed its pipes is usually exiting: give it a moment to report its status.
-  for (int i = 0; i < 20 && (r = waitpid(pid_, &status, WNOHANG)) == 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const ExitStatus e = process_.Terminate(std::chrono::milliseconds(200));
+  if (e.killed) return "; the process was killed";
+  if (e.reaped && WIFEXITED(e.status)) {
+    return fmt::format("; the process exited with status {}", WEXITSTATUS(e.status));
   }
-  std::string how;
-  if (r == 0) {
-    kill(pid_, SIGKILL);
-    waitpid(pid_, &status, 0);
-    how = "; the process was killed";
-  } else if (r == pid_ && WIFEXITED(status)) {
-    how = fmt::format("; the process exited with status {}", WEXITSTATUS(status));
-  } else if (r == pid_ && WIFSIGNALED(status)) {
-    how = fmt::format("; the process was killed by signal {} ({})", WTERMSIG(status),
-                      strsignal(WTERMSIG(status)));
+  if (e.reaped && WIFSIGNALED(e.status)) {
+    return fmt::format("; the process was killed by signal {} ({})", WTERMSIG(e.status),
+                       strsignal(WTERMSIG(e.status)));
   }
-  pid_ = -1;
-  if (err_fd_ >= 0) DrainStderr();
-  return how;
+  return "";
 }
 
-int32_t Child::Fail(const std::string& what, const char* call_name, sampcert_error* err) {
+int32_t ExecChild::Fail(const std::string& what, const char* call_name, sampcert_error* err) {
   const std::string how = KillAndDescribe();
   dead_ = true;
   dead_reason_ = fmt::format("exec sampler '{}': {} (in {}){}{}", command_, what, call_name, how,
@@ -358,9 +228,8 @@ int32_t Child::Fail(const std::string& what, const char* call_name, sampcert_err
   return SAMPCERT_STATUS_INTERNAL;
 }
 
-int32_t Child::Call(uint32_t kind, const char* call_name, const std::string& payload,
-                    std::optional<uint64_t> exact_ok, uint64_t max_ok, std::string* reply,
-                    sampcert_error* err) {
+int32_t ExecChild::Call(const std::string& request, const char* call_name, OkLength ok,
+                        std::string* reply, sampcert_error* err) {
   if (dead_) {
     SetError(err, SAMPCERT_STATUS_INTERNAL, -1, "no longer running: " + dead_reason_);
     return SAMPCERT_STATUS_INTERNAL;
@@ -368,10 +237,6 @@ int32_t Child::Call(uint32_t kind, const char* call_name, const std::string& pay
   const double timeout_s = CallTimeoutSeconds();
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                            std::chrono::duration<double>(timeout_s));
-  Writer w;
-  w.Put<uint32_t>(kMagic);
-  w.Put<uint32_t>(kind);
-  w.Put<uint64_t>(payload.size());
   std::string why;
   auto failed = [&](const std::string& while_doing) {
     if (why == "timeout") {
@@ -382,80 +247,46 @@ int32_t Child::Call(uint32_t kind, const char* call_name, const std::string& pay
     if (why == "eof") return Fail("the process closed its reply pipe (it exited?)", call_name, err);
     return Fail(why + " while " + while_doing, call_name, err);
   };
-  if (!Send(w.out, deadline, &why) || !Send(payload, deadline, &why)) {
-    return failed("sending the request");
+  if (!Send(request, deadline, &why)) return failed("sending the request");
+  ReplyParser parser(ok);
+  if (!Receive(&parser, deadline, &why)) {
+    return failed(parser.stage() == ReplyParser::Stage::kHeader    ? "waiting for the reply"
+                  : parser.kind() == exec_protocol::ReplyKind::kOk ? "reading the reply"
+                                                                   : "reading the error reply");
   }
-  char header[kHeaderBytes];
-  if (!Recv(header, sizeof header, deadline, &why)) return failed("waiting for the reply");
-  uint32_t magic, reply_kind;
-  uint64_t len;
-  std::memcpy(&magic, header, 4);
-  std::memcpy(&reply_kind, header + 4, 4);
-  std::memcpy(&len, header + 8, 8);
-  if (magic != kMagic) {
-    return Fail(fmt::format("protocol error: a reply must start with 'SCP1', got '{}' (did "
-                            "something write to fd 4?)",
-                            Printable(std::string(header, sizeof header))),
-                call_name, err);
-  }
-  if (reply_kind == kReplyOk) {
-    if ((exact_ok && len != *exact_ok) || (!exact_ok && len > max_ok)) {
-      return Fail(
-          fmt::format("protocol error: the reply is {} bytes, expected {}", len,
-                      exact_ok ? fmt::format("{}", *exact_ok) : fmt::format("at most {}", max_ok)),
-          call_name, err);
-    }
-    reply->resize(len);
-    if (!Recv(reply->data(), len, deadline, &why)) return failed("reading the reply");
+  if (parser.stage() == ReplyParser::Stage::kFailed) return Fail(parser.error(), call_name, err);
+  if (parser.kind() == exec_protocol::ReplyKind::kOk) {
+    *reply = parser.TakePayload();
     return SAMPCERT_STATUS_OK;
   }
-  if (reply_kind != kReplyError || len > kMaxErrorReply) {
-    return Fail(fmt::format("protocol error: reply kind {} of {} bytes (0 = ok, 1 = error)",
-                            reply_kind, len),
-                call_name, err);
-  }
-  std::string body(len, '\0');
-  if (!Recv(body.data(), len, deadline, &why)) return failed("reading the error reply");
-  Reader r(body);
-  int32_t code = 0, reserved = 0;
-  int64_t row = -1;
-  std::string message;
-  if (!r.Get(&code) || !r.Get(&reserved) || !r.Get(&row) || !r.Str(&message) || !r.AtEnd() ||
-      code <= SAMPCERT_STATUS_OK || code > SAMPCERT_STATUS_OUT_OF_MEMORY) {
-    return Fail(fmt::format("protocol error: a malformed error reply (code {})", code), call_name,
-                err);
-  }
-  SetError(err, code, row, message);
-  return code;
+  const exec_protocol::ErrorReply& e = parser.error_reply();
+  SetError(err, e.code, e.row, e.message);
+  return e.code;
 }
 
-void Child::Close() {
-  if (pid_ > 0 && owner_ == getpid() && !dead_) {
+void ExecChild::Close() {
+  if (process_.running() && process_.owned_here() && !dead_) {
     // A polite end first, bounded: the sampler may flush or free a device.
     const auto deadline = Clock::now() + std::chrono::seconds(5);
-    Writer w;
-    w.Put<uint32_t>(kMagic);
-    w.Put<uint32_t>(kDestroy);
-    w.Put<uint64_t>(0);
     std::string why;
-    char header[kHeaderBytes];
-    if (Send(w.out, deadline, &why)) (void)Recv(header, sizeof header, deadline, &why);
+    ReplyParser ignored(OkLength::Exactly(0));
+    if (Send(exec_protocol::EncodeDestroyRequest(), deadline, &why)) {
+      (void)Receive(&ignored, deadline, &why);
+    }
   }
-  if (to_fd_ >= 0) close(to_fd_);
-  if (from_fd_ >= 0) close(from_fd_);
-  to_fd_ = from_fd_ = -1;
-  if (pid_ > 0 && owner_ == getpid()) KillAndDescribe();
-  if (err_fd_ >= 0) close(err_fd_);
-  err_fd_ = -1;
-  pid_ = -1;
+  to_.reset();
+  from_.reset();
+  if (process_.owned_here()) {
+    KillAndDescribe();
+  } else {
+    process_.Abandon();
+  }
 }
 
-void Child::Abandon() {
-  for (int* fd : {&to_fd_, &from_fd_, &err_fd_}) {
-    if (*fd >= 0) close(*fd);
-    *fd = -1;
-  }
-  pid_ = -1;
+void ExecChild::Abandon() {
+  to_.reset();
+  from_.reset();
+  process_.Abandon();
   dead_ = true;
   dead_reason_ = "abandoned after fork";
 }
@@ -468,35 +299,18 @@ struct Program {
   bool have_info = false;
   std::string name, version;
   sampcert_sampler_info info{};
-  std::unique_ptr<Child> spare;  // the child that answered info, kept for the first create
+  std::unique_ptr<ExecChild> spare;  // the child that answered info, kept for the first create
 };
 
 struct Instance {
   Program* program;
-  std::unique_ptr<Child> child;
+  std::unique_ptr<ExecChild> child;
   std::optional<std::string> config;
 };
 
-std::string InfoPayload() {
-  Writer w;
-  w.Put<uint32_t>(kExecProtocolMajor);
-  w.Put<uint32_t>(kExecProtocolMinor);
-  return w.out;
-}
-
-// Starts a child and does the INFO handshake; fills the program's info on the first success.
-int32_t StartChild(Program& p, std::unique_ptr<Child>* out, sampcert_error* err) {
-  auto child = Child::Start(p.argv, p.command);
-  if (!child.ok()) {
-    SetError(err, SAMPCERT_STATUS_INVALID_ARGUMENT, -1, child.error().message);
-    return SAMPCERT_STATUS_INVALID_ARGUMENT;
-  }
-  std::string reply;
-  if (int32_t st =
-          (*child)->Call(kInfo, "info", InfoPayload(), std::nullopt, kMaxInfoReply, &reply, err);
-      st != SAMPCERT_STATUS_OK) {
-    return st;
-  }
+// Decodes INFO's OK payload (PROTOCOL.md, "INFO") into the program's declaration, on its first
+// success; a reply from another major is VERSION_MISMATCH, a malformed one INTERNAL.
+int32_t DecodeInfoReply(Program& p, const std::string& reply, sampcert_error* err) {
   Reader r(reply);
   uint32_t major = 0, minor = 0;
   std::string name, version;
@@ -532,6 +346,23 @@ int32_t StartChild(Program& p, std::unique_ptr<Child>* out, sampcert_error* err)
     p.info = i;
     p.have_info = true;
   }
+  return SAMPCERT_STATUS_OK;
+}
+
+// Starts a child and does the INFO handshake; fills the program's info on the first success.
+int32_t StartChild(Program& p, std::unique_ptr<ExecChild>* out, sampcert_error* err) {
+  auto child = ExecChild::Start(p.argv, p.command);
+  if (!child.ok()) {
+    SetError(err, SAMPCERT_STATUS_INVALID_ARGUMENT, -1, child.error().message);
+    return SAMPCERT_STATUS_INVALID_ARGUMENT;
+  }
+  std::string reply;
+  if (int32_t st = (*child)->Call(exec_protocol::EncodeInfoRequest(), "info",
+                                  OkLength::AtMost(exec_protocol::kMaxInfoReply), &reply, err);
+      st != SAMPCERT_STATUS_OK) {
+    return st;
+  }
+  if (int32_t st = DecodeInfoReply(p, reply, err); st != SAMPCERT_STATUS_OK) return st;
   *out = std::move(child).value();
   return SAMPCERT_STATUS_OK;
 }
@@ -558,7 +389,7 @@ int32_t ProgramGetInfo(int slot, sampcert_sampler_info* info, sampcert_error* er
     Program& p = *g_slots[slot];
     std::lock_guard lock(p.mu);
     if (!p.have_info) {
-      std::unique_ptr<Child> child;
+      std::unique_ptr<ExecChild> child;
       if (int32_t st = StartChild(p, &child, err); st != SAMPCERT_STATUS_OK) return st;
       p.spare = std::move(child);
     }
@@ -572,11 +403,9 @@ int32_t ProgramGetInfo(int slot, sampcert_sampler_info* info, sampcert_error* er
 }
 
 int32_t SendCreate(Instance& inst, sampcert_error* err) {
-  Writer w;
-  w.Put<uint32_t>(inst.config ? 1u : 0u);
-  w.Str(inst.config.value_or(""));
   std::string reply;
-  return inst.child->Call(kCreate, "create", w.out, 0, 0, &reply, err);
+  return inst.child->Call(exec_protocol::EncodeCreateRequest(inst.config), "create",
+                          OkLength::Exactly(0), &reply, err);
 }
 
 int32_t ProgramCreate(int slot, const char* config, sampcert_sampler** out, sampcert_error* err) {
@@ -586,7 +415,7 @@ int32_t ProgramCreate(int slot, const char* config, sampcert_sampler** out, samp
     auto inst = std::make_unique<Instance>();
     inst->program = &p;
     if (config != nullptr) inst->config = config;
-    if (p.spare && p.spare->owner() == getpid()) {
+    if (p.spare && p.spare->owned_here()) {
       inst->child = std::move(p.spare);
     } else if (int32_t st = StartChild(p, &inst->child, err); st != SAMPCERT_STATUS_OK) {
       return st;
@@ -601,7 +430,7 @@ int32_t ProgramCreate(int slot, const char* config, sampcert_sampler** out, samp
 // parent's child belongs to the parent, and a worker killed mid-call must not leave it
 // half-way through a reply. The worker's child dies with it (PR_SET_PDEATHSIG).
 int32_t EnsureOwnChild(Instance& inst, sampcert_error* err) {
-  if (inst.child && inst.child->owner() == getpid()) return SAMPCERT_STATUS_OK;
+  if (inst.child && inst.child->owned_here()) return SAMPCERT_STATUS_OK;
   if (inst.child) inst.child->Abandon();
   Program& p = *inst.program;
   std::lock_guard lock(p.mu);
@@ -610,49 +439,13 @@ int32_t EnsureOwnChild(Instance& inst, sampcert_error* err) {
 }
 
 void Destroy(sampcert_sampler* s) {
-  delete reinterpret_cast<Instance*>(s);  // ~Child: DESTROY, then kill and reap
+  delete reinterpret_cast<Instance*>(s);  // ~ExecChild: DESTROY, then kill and reap
 }
 
-std::size_t ElementBytes(int32_t dtype) { return dtype == SAMPCERT_DTYPE_F32 ? 4 : 2; }
-
-// The batch's encoding (PROTOCOL.md, "Batch"); false for an unknown dtype.
-bool EncodeBatch(const sampcert_batch& b, Writer* w, sampcert_error* err) {
-  if (b.dtype != SAMPCERT_DTYPE_F32 && b.dtype != SAMPCERT_DTYPE_F16 &&
-      b.dtype != SAMPCERT_DTYPE_BF16) {
-    SetError(err, SAMPCERT_STATUS_INVALID_ARGUMENT, -1,
-             fmt::format("unknown dtype {} (0 = f32, 1 = f16, 2 = bf16)", b.dtype));
-    return false;
-  }
-  if (b.num_rows > 0 && b.rows == nullptr) {
-    SetError(err, SAMPCERT_STATUS_INVALID_ARGUMENT, -1, "the batch has rows but no row array");
-    return false;
-  }
-  w->Put<int32_t>(b.dtype);
-  w->Put<uint32_t>(0);
-  w->Put<uint64_t>(b.vocab);
-  w->Put<uint64_t>(b.num_rows);
-  const std::size_t logit_bytes = b.vocab * ElementBytes(b.dtype);
-  std::size_t total = 32 + b.num_rows * kRowHeaderBytes;
-  for (uint64_t r = 0; r < b.num_rows; ++r) {
-    total += (b.rows[r].logits ? logit_bytes : 0) + (b.rows[r].mask ? b.vocab : 0);
-  }
-  w->out.reserve(w->out.size() + total);
-  for (uint64_t r = 0; r < b.num_rows; ++r) {
-    const sampcert_row& row = b.rows[r];
-    w->Put<float>(row.temperature);
-    w->Put<float>(row.top_p);
-    w->Put<float>(row.min_p);
-    w->Put<uint32_t>((row.logits ? kRowHasLogits : 0u) | (row.mask ? kRowHasMask : 0u));
-    w->Put<int64_t>(row.top_k);
-    w->Put<uint64_t>(row.row_id);
-  }
-  for (uint64_t r = 0; r < b.num_rows; ++r) {
-    if (b.rows[r].logits) w->out.append(static_cast<const char*>(b.rows[r].logits), logit_bytes);
-  }
-  for (uint64_t r = 0; r < b.num_rows; ++r) {
-    if (b.rows[r].mask) w->out.append(reinterpret_cast<const char*>(b.rows[r].mask), b.vocab);
-  }
-  return true;
+// A request the batch encoder refused (an unknown dtype, rows without a row array).
+int32_t Refused(const Error& e, sampcert_error* err) {
+  SetError(err, SAMPCERT_STATUS_INVALID_ARGUMENT, -1, e.message);
+  return SAMPCERT_STATUS_INVALID_ARGUMENT;
 }
 
 int32_t Probabilities(sampcert_sampler* s, const sampcert_batch* batch, double* out,
@@ -660,12 +453,12 @@ int32_t Probabilities(sampcert_sampler* s, const sampcert_batch* batch, double* 
   return Guard(err, [&]() -> int32_t {
     Instance& inst = *reinterpret_cast<Instance*>(s);
     if (int32_t st = EnsureOwnChild(inst, err); st != SAMPCERT_STATUS_OK) return st;
-    Writer w;
-    if (!EncodeBatch(*batch, &w, err)) return SAMPCERT_STATUS_INVALID_ARGUMENT;
+    auto request = exec_protocol::EncodeProbabilitiesRequest(*batch);
+    if (!request.ok()) return Refused(request.error(), err);
     std::string reply;
     const uint64_t bytes = batch->num_rows * batch->vocab * sizeof(double);
     if (int32_t st =
-            inst.child->Call(kProbabilities, "probabilities", w.out, bytes, 0, &reply, err);
+            inst.child->Call(*request, "probabilities", OkLength::Exactly(bytes), &reply, err);
         st != SAMPCERT_STATUS_OK) {
       return st;
     }
@@ -679,14 +472,11 @@ int32_t Sample(sampcert_sampler* s, const sampcert_batch* batch, uint64_t seed, 
   return Guard(err, [&]() -> int32_t {
     Instance& inst = *reinterpret_cast<Instance*>(s);
     if (int32_t st = EnsureOwnChild(inst, err); st != SAMPCERT_STATUS_OK) return st;
-    Writer w;
-    w.Put<uint64_t>(seed);
-    w.Put<uint64_t>(first_draw);
-    w.Put<uint64_t>(draws_per_row);
-    if (!EncodeBatch(*batch, &w, err)) return SAMPCERT_STATUS_INVALID_ARGUMENT;
+    auto request = exec_protocol::EncodeSampleRequest(*batch, seed, first_draw, draws_per_row);
+    if (!request.ok()) return Refused(request.error(), err);
     std::string reply;
     const uint64_t bytes = batch->num_rows * draws_per_row * sizeof(int64_t);
-    if (int32_t st = inst.child->Call(kSample, "sample", w.out, bytes, 0, &reply, err);
+    if (int32_t st = inst.child->Call(*request, "sample", OkLength::Exactly(bytes), &reply, err);
         st != SAMPCERT_STATUS_OK) {
       return st;
     }
@@ -789,7 +579,7 @@ Expected<LoadedPlugin> OpenExecSampler(const std::string& command) {
   if (!argv.ok()) return argv.error();
   auto program = std::make_unique<Program>();
   program->command = command;
-  program->argv = std::move(*argv);
+  program->argv = std::move(argv).value();
   std::lock_guard lock(g_slots_mu);
   for (int s = 0; s < kSlots; ++s) {
     if (g_slots[s] != nullptr) continue;

@@ -8,14 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "adapters/exec_protocol.h"  // kExecProtocolMajor, kExecProtocolMinor
 #include "adapters/plugin_loader.h"
 #include "sampcert/error.h"
 
 namespace sampcert::adapters {
-
-// The protocol version this host speaks (PROTOCOL.md, "Versions").
-inline constexpr uint32_t kExecProtocolMajor = 1;
-inline constexpr uint32_t kExecProtocolMinor = 1;
 
 // Splits a command line into argv without a shell (PROTOCOL.md, "The command line"): blanks
 // separate words; '...' is literal; "..." is literal except \" \\ \$ \`; a backslash outside

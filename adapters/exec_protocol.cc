@@ -1,0 +1,186 @@
+#include "adapters/exec_protocol.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace sampcert::adapters::exec_protocol {
+namespace {
+
+// A message under construction: the header first, its length filled in by Finish.
+Writer StartMessage(RequestKind kind) {
+  Writer w;
+  w.Put<uint32_t>(kMagic);
+  w.Put<uint32_t>(static_cast<uint32_t>(kind));
+  w.Put<uint64_t>(0);
+  return w;
+}
+
+std::string Finish(Writer w) {
+  const uint64_t length = w.out.size() - kHeaderBytes;
+  std::memcpy(w.out.data() + 8, &length, sizeof length);
+  return std::move(w.out);
+}
+
+std::size_t ElementBytes(int32_t dtype) { return dtype == SAMPCERT_DTYPE_F32 ? 4 : 2; }
+
+// The batch's encoding (PROTOCOL.md, "Batch"), appended to `w`.
+Expected<std::string> EncodeBatch(const sampcert_batch& b, Writer w) {
+  if (b.dtype != SAMPCERT_DTYPE_F32 && b.dtype != SAMPCERT_DTYPE_F16 &&
+      b.dtype != SAMPCERT_DTYPE_BF16) {
+    return Error{ErrorCode::kInvalidArgument,
+                 fmt::format("unknown dtype {} (0 = f32, 1 = f16, 2 = bf16)", b.dtype)};
+  }
+  if (b.num_rows > 0 && b.rows == nullptr) {
+    return Error{ErrorCode::kInvalidArgument, "the batch has rows but no row array"};
+  }
+  w.Put<int32_t>(b.dtype);
+  w.Put<uint32_t>(0);
+  w.Put<uint64_t>(b.vocab);
+  w.Put<uint64_t>(b.num_rows);
+  const std::size_t logit_bytes = b.vocab * ElementBytes(b.dtype);
+  std::size_t total = 32 + b.num_rows * kRowHeaderBytes;
+  for (uint64_t r = 0; r < b.num_rows; ++r) {
+    total += (b.rows[r].logits ? logit_bytes : 0) + (b.rows[r].mask ? b.vocab : 0);
+  }
+  w.out.reserve(w.out.size() + total);
+  for (uint64_t r = 0; r < b.num_rows; ++r) {
+    const sampcert_row& row = b.rows[r];
+    w.Put<float>(row.temperature);
+    w.Put<float>(row.top_p);
+    w.Put<float>(row.min_p);
+    w.Put<uint32_t>((row.logits ? kRowHasLogits : 0u) | (row.mask ? kRowHasMask : 0u));
+    w.Put<int64_t>(row.top_k);
+    w.Put<uint64_t>(row.row_id);
+  }
+  for (uint64_t r = 0; r < b.num_rows; ++r) {
+    if (b.rows[r].logits) w.out.append(static_cast<const char*>(b.rows[r].logits), logit_bytes);
+  }
+  for (uint64_t r = 0; r < b.num_rows; ++r) {
+    if (b.rows[r].mask) w.out.append(reinterpret_cast<const char*>(b.rows[r].mask), b.vocab);
+  }
+  return Finish(std::move(w));
+}
+
+}  // namespace
+
+std::string Printable(std::string_view s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7f)) {
+      out += static_cast<char>(c);
+    } else {
+      out += '?';
+    }
+  }
+  return out;
+}
+
+std::string EncodeInfoRequest() {
+  Writer w = StartMessage(RequestKind::kInfo);
+  w.Put<uint32_t>(kExecProtocolMajor);
+  w.Put<uint32_t>(kExecProtocolMinor);
+  return Finish(std::move(w));
+}
+
+std::string EncodeCreateRequest(const std::optional<std::string>& config) {
+  Writer w = StartMessage(RequestKind::kCreate);
+  w.Put<uint32_t>(config ? 1u : 0u);
+  w.Str(config.value_or(""));
+  return Finish(std::move(w));
+}
+
+Expected<std::string> EncodeSampleRequest(const sampcert_batch& batch, uint64_t seed,
+                                          uint64_t first_draw, uint64_t draws_per_row) {
+  Writer w = StartMessage(RequestKind::kSample);
+  w.Put<uint64_t>(seed);
+  w.Put<uint64_t>(first_draw);
+  w.Put<uint64_t>(draws_per_row);
+  return EncodeBatch(batch, std::move(w));
+}
+
+Expected<std::string> EncodeProbabilitiesRequest(const sampcert_batch& batch) {
+  return EncodeBatch(batch, StartMessage(RequestKind::kProbabilities));
+}
+
+std::string EncodeDestroyRequest() { return Finish(StartMessage(RequestKind::kDestroy)); }
+
+std::span<char> ReplyParser::Space() {
+  switch (stage_) {
+    case Stage::kHeader: return {header_ + header_got_, kHeaderBytes - header_got_};
+    case Stage::kPayload: return {payload_.data() + payload_got_, payload_.size() - payload_got_};
+    case Stage::kDone:
+    case Stage::kFailed: break;
+  }
+  return {};
+}
+
+void ReplyParser::Advance(std::size_t n) {
+  if (stage_ == Stage::kHeader) {
+    header_got_ += n;
+    if (header_got_ == kHeaderBytes) CheckHeader();
+  } else if (stage_ == Stage::kPayload) {
+    payload_got_ += n;
+    if (payload_got_ == payload_.size()) Complete();
+  }
+}
+
+std::size_t ReplyParser::Feed(std::string_view bytes) {
+  std::size_t taken = 0;
+  for (std::span<char> space = Space(); !space.empty() && taken < bytes.size(); space = Space()) {
+    const std::size_t n = std::min(space.size(), bytes.size() - taken);
+    std::memcpy(space.data(), bytes.data() + taken, n);
+    taken += n;
+    Advance(n);
+  }
+  return taken;
+}
+
+void ReplyParser::CheckHeader() {
+  uint32_t magic, kind;
+  uint64_t len;
+  std::memcpy(&magic, header_, 4);
+  std::memcpy(&kind, header_ + 4, 4);
+  std::memcpy(&len, header_ + 8, 8);
+  if (magic != kMagic) {
+    return Fail(
+        fmt::format("protocol error: a reply must start with 'SCP1', got '{}' (did "
+                    "something write to fd 4?)",
+                    Printable(std::string_view(header_, kHeaderBytes))));
+  }
+  if (kind == static_cast<uint32_t>(ReplyKind::kOk)) {
+    if ((ok_.exact && len != *ok_.exact) || (!ok_.exact && len > ok_.at_most)) {
+      return Fail(fmt::format(
+          "protocol error: the reply is {} bytes, expected {}", len,
+          ok_.exact ? fmt::format("{}", *ok_.exact) : fmt::format("at most {}", ok_.at_most)));
+    }
+  } else if (kind != static_cast<uint32_t>(ReplyKind::kError) || len > kMaxErrorReply) {
+    return Fail(
+        fmt::format("protocol error: reply kind {} of {} bytes (0 = ok, 1 = error)", kind, len));
+  }
+  kind_ = static_cast<ReplyKind>(kind);
+  stage_ = Stage::kPayload;
+  payload_.resize(len);
+  if (len == 0) Complete();
+}
+
+void ReplyParser::Complete() {
+  stage_ = Stage::kDone;
+  if (kind_ != ReplyKind::kError) return;
+  Reader r(payload_);
+  int32_t code = 0, reserved = 0;
+  int64_t row = -1;
+  std::string message;
+  if (!r.Get(&code) || !r.Get(&reserved) || !r.Get(&row) || !r.Str(&message) || !r.AtEnd() ||
+      code <= SAMPCERT_STATUS_OK || code > SAMPCERT_STATUS_OUT_OF_MEMORY) {
+    return Fail(fmt::format("protocol error: a malformed error reply (code {})", code));
+  }
+  error_reply_ = ErrorReply{code, row, std::move(message)};
+}
+
+void ReplyParser::Fail(std::string message) {
+  stage_ = Stage::kFailed;
+  error_ = std::move(message);
+}
+
+}  // namespace sampcert::adapters::exec_protocol

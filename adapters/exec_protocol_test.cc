@@ -1,0 +1,245 @@
+// The protocol's bytes against adapters/python/PROTOCOL.md: each ```hex NAME block of its
+// "Examples, byte for byte" is read from the file itself, so the document and the host cannot
+// drift apart; then malformed replies, each refused with its own message.
+#include "adapters/exec_protocol.h"
+
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace sampcert::adapters::exec_protocol {
+namespace {
+
+std::string ReadProtocolMd() {
+  std::ifstream in(std::string(SOURCE_DIR) + "/adapters/python/PROTOCOL.md");
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+bool IsHexByte(const std::string& w) {
+  return w.size() == 2 && std::isxdigit(static_cast<unsigned char>(w[0])) &&
+         std::isxdigit(static_cast<unsigned char>(w[1]));
+}
+
+// The bytes of PROTOCOL.md's ```hex NAME block: each line's leading two-digit hex words (the
+// note that follows them starts with another word).
+std::string Example(const std::string& name) {
+  static const std::string md = ReadProtocolMd();
+  const std::string fence = "```hex " + name + "\n";
+  const std::size_t begin = md.find(fence);
+  EXPECT_NE(begin, std::string::npos) << "PROTOCOL.md has no ```hex " << name << " block";
+  if (begin == std::string::npos) return "";
+  const std::size_t end = md.find("```", begin + fence.size());
+  std::istringstream lines(md.substr(begin + fence.size(), end - begin - fence.size()));
+  std::string bytes, line;
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    for (std::string w; words >> w && IsHexByte(w);) {
+      bytes += static_cast<char>(std::stoi(w, nullptr, 16));
+    }
+  }
+  return bytes;
+}
+
+// Compared as hex so that a failure shows where the bytes differ.
+std::string Hex(const std::string& bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) out += {kDigits[c >> 4], kDigits[c & 15], ' '};
+  return out;
+}
+
+std::string Header(uint32_t magic, uint32_t kind, uint64_t length) {
+  Writer w;
+  w.Put(magic);
+  w.Put(kind);
+  w.Put(length);
+  return w.out;
+}
+
+// Feeds `bytes` one at a time, as a slow socket would deliver them.
+std::size_t FeedBytewise(ReplyParser* p, const std::string& bytes) {
+  std::size_t taken = 0;
+  for (char c : bytes) taken += p->Feed(std::string_view(&c, 1));
+  return taken;
+}
+
+TEST(ExecProtocol, RequestsAreProtocolMdsBytes) {
+  EXPECT_EQ(Hex(EncodeInfoRequest()), Hex(Example("info-request")));
+  EXPECT_EQ(Hex(EncodeCreateRequest("x=1")), Hex(Example("create-request")));
+  EXPECT_EQ(Hex(EncodeCreateRequest(std::nullopt)), Hex(Example("create-request-no-config")));
+  EXPECT_EQ(Hex(EncodeDestroyRequest()), Hex(Example("destroy-request")));
+  // An empty config string is not "no config": has_config 1, length 0.
+  EXPECT_NE(EncodeCreateRequest(""), EncodeCreateRequest(std::nullopt));
+}
+
+TEST(ExecProtocol, SampleRequestIsProtocolMdsBytes) {
+  const float logits[2] = {0.0f, 1.0f};
+  sampcert_row row{};
+  row.struct_size = sizeof row;
+  row.logits = logits;
+  row.temperature = 1.0f;
+  row.top_p = 1.0f;
+  row.row_id = 7;
+  sampcert_batch batch{};
+  batch.struct_size = sizeof batch;
+  batch.dtype = SAMPCERT_DTYPE_F32;
+  batch.vocab = 2;
+  batch.num_rows = 1;
+  batch.rows = &row;
+  auto request = EncodeSampleRequest(batch, 5, 0, 2);
+  ASSERT_TRUE(request.ok()) << request.error().message;
+  EXPECT_EQ(Hex(*request), Hex(Example("sample-request")));
+}
+
+TEST(ExecProtocol, ProbabilitiesRequestIsProtocolMdsBytes) {
+  const uint16_t logits[2] = {0x3f80, 0xff80};  // bf16 1 and -inf
+  const uint8_t mask[2] = {1, 0};
+  sampcert_row row{};
+  row.struct_size = sizeof row;
+  row.logits = logits;
+  row.mask = mask;
+  row.temperature = 0.5f;
+  row.top_p = 0.9f;
+  row.top_k = 1;
+  sampcert_batch batch{};
+  batch.struct_size = sizeof batch;
+  batch.dtype = SAMPCERT_DTYPE_BF16;
+  batch.vocab = 2;
+  batch.num_rows = 1;
+  batch.rows = &row;
+  auto request = EncodeProbabilitiesRequest(batch);
+  ASSERT_TRUE(request.ok()) << request.error().message;
+  EXPECT_EQ(Hex(*request), Hex(Example("probabilities-request")));
+}
+
+TEST(ExecProtocol, ABatchItCannotEncodeIsRefusedByName) {
+  sampcert_batch batch{};
+  batch.dtype = 7;
+  batch.vocab = 2;
+  auto unknown = EncodeProbabilitiesRequest(batch);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(unknown.error().message, "unknown dtype 7 (0 = f32, 1 = f16, 2 = bf16)");
+  batch.dtype = SAMPCERT_DTYPE_F16;
+  batch.num_rows = 1;  // and no row array
+  auto no_rows = EncodeSampleRequest(batch, 1, 0, 1);
+  ASSERT_FALSE(no_rows.ok());
+  EXPECT_EQ(no_rows.error().message, "the batch has rows but no row array");
+}
+
+TEST(ExecProtocol, OkReplyParsedByteByByte) {
+  const std::string reply = Example("sample-reply");
+  ReplyParser p(OkLength::Exactly(16));
+  EXPECT_EQ(p.Space().size(), kHeaderBytes);
+  EXPECT_EQ(FeedBytewise(&p, reply.substr(0, 10)), 10u);
+  EXPECT_EQ(p.stage(), ReplyParser::Stage::kHeader);  // a short header: 6 bytes still wanted
+  EXPECT_EQ(p.stage_bytes(), 10u);
+  EXPECT_EQ(p.Space().size(), 6u);
+  EXPECT_EQ(FeedBytewise(&p, reply.substr(10, 10)), 10u);
+  EXPECT_EQ(p.stage(), ReplyParser::Stage::kPayload);  // a short payload: 12 bytes wanted
+  EXPECT_EQ(p.kind(), ReplyKind::kOk);
+  EXPECT_EQ(p.stage_bytes(), 4u);
+  EXPECT_EQ(p.Space().size(), 12u);
+  // The rest, and the next message's bytes after it: only the reply's own are taken.
+  EXPECT_EQ(p.Feed(reply.substr(20) + EncodeDestroyRequest()), reply.size() - 20);
+  ASSERT_EQ(p.stage(), ReplyParser::Stage::kDone) << p.error();
+  const std::string payload = p.TakePayload();
+  int64_t tokens[2];
+  ASSERT_EQ(payload.size(), sizeof tokens);
+  std::memcpy(tokens, payload.data(), sizeof tokens);
+  EXPECT_EQ(tokens[0], 1);
+  EXPECT_EQ(tokens[1], 0);
+}
+
+TEST(ExecProtocol, ErrorReplyParsed) {
+  const std::string reply = Example("error-reply");
+  ReplyParser p(OkLength::Exactly(16));  // what the call would have accepted as OK
+  EXPECT_EQ(p.Feed(reply + "trailing"), reply.size());
+  ASSERT_EQ(p.stage(), ReplyParser::Stage::kDone) << p.error();
+  EXPECT_EQ(p.kind(), ReplyKind::kError);
+  EXPECT_EQ(p.error_reply().code, SAMPCERT_STATUS_INVALID_TOP_P);
+  EXPECT_EQ(p.error_reply().row, 0);
+  EXPECT_EQ(p.error_reply().message, "row 0: top_p is 1.5");
+}
+
+TEST(ExecProtocol, EmptyOkReplyIsDoneAfterItsHeader) {
+  ReplyParser p(OkLength::Exactly(0));
+  EXPECT_EQ(p.Feed(Header(kMagic, 0, 0)), kHeaderBytes);
+  EXPECT_EQ(p.stage(), ReplyParser::Stage::kDone);
+  EXPECT_TRUE(p.Space().empty());
+  EXPECT_EQ(p.TakePayload(), "");
+}
+
+// A reply whose header the parser refuses: nothing of its payload is asked for.
+std::string Refused(OkLength ok, const std::string& header) {
+  ReplyParser p(ok);
+  EXPECT_EQ(p.Feed(header + std::string(64, 'x')), kHeaderBytes);
+  EXPECT_EQ(p.stage(), ReplyParser::Stage::kFailed);
+  EXPECT_TRUE(p.Space().empty());
+  return p.error();
+}
+
+TEST(ExecProtocol, MalformedHeadersAreRefusedByName) {
+  EXPECT_EQ(Refused(OkLength::Exactly(8), "Hello, world!\nHello, world!\n"),
+            "protocol error: a reply must start with 'SCP1', got 'Hello, world!\nHe' (did "
+            "something write to fd 4?)");
+  EXPECT_EQ(Refused(OkLength::Exactly(8), Header(0x32504353u, 0, 8)).substr(0, 46),
+            "protocol error: a reply must start with 'SCP1'");  // SCP2
+  EXPECT_EQ(Refused(OkLength::Exactly(16), Header(kMagic, 0, 8)),
+            "protocol error: the reply is 8 bytes, expected 16");  // short for the call
+  EXPECT_EQ(Refused(OkLength::Exactly(16), Header(kMagic, 0, uint64_t{1} << 62)),
+            "protocol error: the reply is 4611686018427387904 bytes, expected 16");
+  EXPECT_EQ(Refused(OkLength::AtMost(kMaxInfoReply), Header(kMagic, 0, kMaxInfoReply + 1)),
+            "protocol error: the reply is 1048577 bytes, expected at most 1048576");
+  EXPECT_EQ(Refused(OkLength::Exactly(0), Header(kMagic, 7, 0)),
+            "protocol error: reply kind 7 of 0 bytes (0 = ok, 1 = error)");
+  EXPECT_EQ(Refused(OkLength::Exactly(0), Header(kMagic, 1, kMaxErrorReply + 1)),
+            "protocol error: reply kind 1 of 65537 bytes (0 = ok, 1 = error)");
+}
+
+// An ERROR reply with this payload, fully fed: its parse error ("" when it is valid).
+std::string ErrorPayloadProblem(const std::string& payload) {
+  ReplyParser p(OkLength::Exactly(0));
+  p.Feed(Header(kMagic, 1, payload.size()) + payload);
+  EXPECT_NE(p.stage(), ReplyParser::Stage::kPayload);
+  return p.stage() == ReplyParser::Stage::kFailed ? p.error() : "";
+}
+
+std::string ErrorPayload(int32_t code, const std::string& message, uint32_t claimed_length) {
+  Writer w;
+  w.Put<int32_t>(code);
+  w.Put<int32_t>(0);
+  w.Put<int64_t>(-1);
+  w.Put<uint32_t>(claimed_length);
+  w.out += message;
+  return w.out;
+}
+
+TEST(ExecProtocol, MalformedErrorRepliesAreRefused) {
+  EXPECT_EQ(ErrorPayloadProblem(ErrorPayload(11, "no bf16", 7)), "");
+  EXPECT_EQ(ErrorPayloadProblem(ErrorPayload(11, "no bf16", 7).substr(0, 8)),
+            "protocol error: a malformed error reply (code 11)");  // short: no row, no message
+  EXPECT_EQ(ErrorPayloadProblem(""), "protocol error: a malformed error reply (code 0)");
+  EXPECT_EQ(ErrorPayloadProblem(ErrorPayload(11, "no bf16", 8)),
+            "protocol error: a malformed error reply (code 11)");  // the string overruns
+  EXPECT_EQ(ErrorPayloadProblem(ErrorPayload(11, "no bf16!", 7)),
+            "protocol error: a malformed error reply (code 11)");  // a byte after the string
+  EXPECT_EQ(ErrorPayloadProblem(ErrorPayload(0, "ok?", 3)),
+            "protocol error: a malformed error reply (code 0)");  // an error must not be OK
+  EXPECT_EQ(ErrorPayloadProblem(ErrorPayload(14, "new", 3)),
+            "protocol error: a malformed error reply (code 14)");  // beyond OUT_OF_MEMORY
+}
+
+TEST(ExecProtocol, PrintableReplacesControlAndHighBytes) {
+  EXPECT_EQ(Printable(std::string("a\tb\nc\x01\x7f\xff", 8)), "a\tb\nc???");
+}
+
+}  // namespace
+}  // namespace sampcert::adapters::exec_protocol
