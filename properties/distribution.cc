@@ -238,7 +238,7 @@ std::vector<TestResult> RunDistribution(adapters::Sampler& sampler, const std::s
   }
   if (last.tolerant) {
     r.note += fmt::format("Null admits the {} class's tolerance (chi-square radius {:.3g}{}). ",
-                          AccuracyName(info.policies.accuracy), g.delta,
+                          adapters::NameOrThrow(info.policies.accuracy), g.delta,
                           g.cells == 2 ? fmt::format(", cell 0 mass in [{:.6g}, {:.6g}]",
                                                      g.interval_lo, g.interval_hi)
                                        : std::string());
@@ -263,7 +263,7 @@ std::vector<TestResult> RunDistribution(adapters::Sampler& sampler, const std::s
     r.note += fmt::format(
         " (the {} class's requirement: the profile's {:.3g} is out of reach under its "
         "tolerance)",
-        AccuracyName(info.policies.accuracy), plan.profile.required_tv);
+        adapters::NameOrThrow(info.policies.accuracy), plan.profile.required_tv);
   }
   if (r.power_tv > required_tv) {
     r.status = Status::kInconclusive;

@@ -219,7 +219,7 @@ std::vector<TestResult> RunTail(adapters::Sampler& sampler, const std::string& s
     r.note += fmt::format(
         " (the {} class's requirement: the profile's {:.3g} is out of reach under its "
         "tolerance)",
-        AccuracyName(sampler.info().policies.accuracy), plan.profile.required_tail_change);
+        adapters::NameOrThrow(sampler.info().policies.accuracy), plan.profile.required_tail_change);
   }
   if (worst_change > required) {
     r.status = Status::kInconclusive;
