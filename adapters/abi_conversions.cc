@@ -22,68 +22,6 @@ RowView ToRowView(const sampcert_batch& batch, std::size_t r) {
   return v;
 }
 
-Policies PoliciesFromInfo(const sampcert_sampler_info& info) {
-  Policies p;
-  p.greedy_tie_break = static_cast<GreedyTieBreak>(info.greedy_tie_break);
-  p.tie_rule = static_cast<TieRule>(info.tie_rule);
-  p.order = static_cast<PipelineOrder>(info.pipeline_order);
-  for (int i = 0; i < 3; ++i) {
-    p.truncation_order[static_cast<std::size_t>(i)] =
-        static_cast<TruncationStep>(info.truncation_order[i]);
-  }
-  p.nan_policy = static_cast<NanPolicy>(info.nan_policy);
-  p.greedy_threshold = info.greedy_threshold;
-  p.determinism = static_cast<Determinism>(info.determinism);
-  p.accuracy = static_cast<AccuracyClass>(info.accuracy);
-  // MINOR 1 fields, where the plug-in's struct has them (a MINOR 0 struct ends before them).
-  if (info.struct_size >= offsetof(sampcert_sampler_info, top_p_tie_rule) + sizeof(int32_t)) {
-    if (info.top_k_tie_rule != SAMPCERT_STEP_TIES_AS_DECLARED) {
-      p.top_k_tie_rule = static_cast<TieRule>(info.top_k_tie_rule - 1);
-    }
-    if (info.top_p_tie_rule != SAMPCERT_STEP_TIES_AS_DECLARED) {
-      p.top_p_tie_rule = static_cast<TieRule>(info.top_p_tie_rule - 1);
-    }
-  }
-  if (info.struct_size >= offsetof(sampcert_sampler_info, draw_mode) + sizeof(uint32_t)) {
-    p.sequential_draws = info.draw_mode == SAMPCERT_DRAWS_SEQUENTIAL;
-  }
-  if (info.struct_size >= offsetof(sampcert_sampler_info, draw_cost_ns_per_token) + sizeof(float)) {
-    p.draw_cost_ns_per_token = static_cast<double>(info.draw_cost_ns_per_token);
-  }
-  return p;
-}
-
-std::string ValidateInfoExtensions(const sampcert_sampler_info& info) {
-  // The per-step tie rules are checked with the other policies (ValidatePolicies).
-  if (info.struct_size >= offsetof(sampcert_sampler_info, draw_mode) + sizeof(uint32_t) &&
-      info.draw_mode > SAMPCERT_DRAWS_SEQUENTIAL) {
-    return fmt::format("unknown draw mode {}", info.draw_mode);
-  }
-  return "";
-}
-
-void PoliciesToInfo(const Policies& p, sampcert_sampler_info* info) {
-  info->greedy_tie_break = static_cast<int32_t>(p.greedy_tie_break);
-  info->tie_rule = static_cast<int32_t>(p.tie_rule);
-  info->pipeline_order = static_cast<int32_t>(p.order);
-  for (int i = 0; i < 3; ++i) {
-    info->truncation_order[i] =
-        static_cast<int32_t>(p.truncation_order[static_cast<std::size_t>(i)]);
-  }
-  info->nan_policy = static_cast<int32_t>(p.nan_policy);
-  info->greedy_threshold = p.greedy_threshold;
-  info->determinism = static_cast<int32_t>(p.determinism);
-  info->accuracy = static_cast<int32_t>(p.accuracy);
-  if (info->struct_size >= SAMPCERT_SAMPLER_INFO_STRUCT_SIZE) {
-    info->top_k_tie_rule = p.top_k_tie_rule ? static_cast<int32_t>(*p.top_k_tie_rule) + 1
-                                            : SAMPCERT_STEP_TIES_AS_DECLARED;
-    info->top_p_tie_rule = p.top_p_tie_rule ? static_cast<int32_t>(*p.top_p_tie_rule) + 1
-                                            : SAMPCERT_STEP_TIES_AS_DECLARED;
-    info->draw_mode = p.sequential_draws ? SAMPCERT_DRAWS_SEQUENTIAL : SAMPCERT_DRAWS_RANDOM_ACCESS;
-    info->draw_cost_ns_per_token = static_cast<float>(p.draw_cost_ns_per_token);
-  }
-}
-
 int32_t FillAbiError(const Error& error, sampcert_error* out) {
   const auto code = static_cast<int32_t>(error.code);
   if (out == nullptr || out->struct_size < offsetof(sampcert_error, message) + 1) return code;

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "adapters/declarations.h"  // PoliciesToInfo, SamplerInfoFromAbi: the info struct
 #include "sampcert/error.h"
 #include "sampcert/policies.h"
 #include "sampcert/row.h"
@@ -15,12 +16,6 @@ namespace sampcert::adapters {
 
 // The row r of a batch as a RowView (no copies; valid as long as the batch's buffers are).
 RowView ToRowView(const sampcert_batch& batch, std::size_t r);
-
-// The policies a sampler declared in its info.
-Policies PoliciesFromInfo(const sampcert_sampler_info& info);
-void PoliciesToInfo(const Policies& policies, sampcert_sampler_info* info);
-// What is wrong with the info's fields that Policies cannot hold (an unknown draw_mode), or "".
-std::string ValidateInfoExtensions(const sampcert_sampler_info& info);
 
 // Writes `error` into the caller's struct (message truncated to fit, always NUL-terminated) and
 // returns its code as the ABI status. Safe with a null `out`.

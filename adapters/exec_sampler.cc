@@ -23,6 +23,8 @@
 #include "adapters/exec_protocol.h"
 #include "adapters/unique_fd.h"
 
+#include "adapters/declarations.h"
+
 extern char** environ;
 
 namespace sampcert::adapters {
@@ -316,16 +318,18 @@ int32_t DecodeInfoReply(Program& p, const std::string& reply, sampcert_error* er
   std::string name, version;
   sampcert_sampler_info i{};
   i.struct_size = SAMPCERT_SAMPLER_INFO_STRUCT_SIZE;
-  const bool ok = r.Get(&major) && r.Get(&minor) && r.Str(&name) && r.Str(&version) &&
-                  r.Get(&i.capabilities) && r.Get(&i.greedy_tie_break) && r.Get(&i.tie_rule) &&
-                  r.Get(&i.pipeline_order) && r.Get(&i.truncation_order[0]) &&
-                  r.Get(&i.truncation_order[1]) && r.Get(&i.truncation_order[2]) &&
-                  r.Get(&i.nan_policy) && r.Get(&i.greedy_threshold) && r.Get(&i.determinism) &&
-                  r.Get(&i.accuracy) && r.Get(&i.thread_safe) &&
-                  // Protocol MINOR 1 appends the ABI MINOR 1 fields; a MINOR 0 reply ends here
-                  // and they stay 0 (as declared, random access, no declared cost).
-                  (minor < 1 || (r.Get(&i.top_k_tie_rule) && r.Get(&i.top_p_tie_rule) &&
-                                 r.Get(&i.draw_mode) && r.Get(&i.draw_cost_ns_per_token)));
+  bool ok = r.Get(&major) && r.Get(&minor) && r.Str(&name) && r.Str(&version);
+  // Then every declared field in the ABI struct's order, 4 bytes an element. Protocol MINOR n
+  // appends ABI MINOR n's fields: a MINOR 0 reply ends before them and they stay 0 (as
+  // declared, random access, no declared cost). The values are checked by Sampler::Open.
+  for (const DeclaredField* f : FieldsInAbiOrder()) {
+    if (f->minor > minor) continue;
+    for (uint32_t k = 0; ok && k < f->count; ++k) {
+      uint32_t element = 0;
+      ok = r.Get(&element);
+      std::memcpy(reinterpret_cast<char*>(&i) + f->abi_offset + 4 * k, &element, 4);
+    }
+  }
   if (ok && major != kExecProtocolMajor) {
     SetError(err, SAMPCERT_STATUS_VERSION_MISMATCH, -1,
              fmt::format("exec sampler '{}' speaks protocol {}.{}; this host speaks {}.{}",

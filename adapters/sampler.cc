@@ -149,25 +149,6 @@ sampcert_error FreshError() {
 
 }  // namespace
 
-std::vector<std::string> CapabilityNames(uint32_t caps) {
-  static const std::pair<uint32_t, const char*> kNames[] = {
-      {SAMPCERT_CAP_F32, "f32"},
-      {SAMPCERT_CAP_F16, "f16"},
-      {SAMPCERT_CAP_BF16, "bf16"},
-      {SAMPCERT_CAP_MASK, "mask"},
-      {SAMPCERT_CAP_TOP_K, "top-k"},
-      {SAMPCERT_CAP_TOP_P, "top-p"},
-      {SAMPCERT_CAP_MIN_P, "min-p"},
-      {SAMPCERT_CAP_TEMPERATURE_ZERO, "temperature-0"},
-      {SAMPCERT_CAP_PROBABILITIES, "probabilities"},
-      {SAMPCERT_CAP_BATCH, "batch"}};
-  std::vector<std::string> out;
-  for (const auto& [bit, name] : kNames) {
-    if (caps & bit) out.emplace_back(name);
-  }
-  return out;
-}
-
 Expected<std::unique_ptr<Sampler>> Sampler::Open(const sampcert_sampler_api* api,
                                                  std::shared_ptr<void> keep_alive,
                                                  const char* config) {
@@ -181,16 +162,13 @@ Expected<std::unique_ptr<Sampler>> Sampler::Open(const sampcert_sampler_api* api
     st = api->get_info(&info, &err);
   }
   if (st != SAMPCERT_STATUS_OK) return FromAbiError(st, err);
-  s->info_.name = info.name != nullptr ? info.name : "";
-  s->info_.version = info.version != nullptr ? info.version : "";
-  s->info_.capabilities = info.capabilities;
-  s->info_.policies = PoliciesFromInfo(info);
-  s->info_.thread_safe = info.thread_safe != 0;
-  if (std::string why = ValidateInfoExtensions(info); !why.empty()) {
-    return Error{
-        ErrorCode::kInvalidArgument,
-        fmt::format("sampler '{}' declares an invalid info field: {}", s->info_.name, why)};
+  auto declared = SamplerInfoFromAbi(info);
+  if (!declared.ok()) {
+    return Error{ErrorCode::kInvalidArgument,
+                 fmt::format("sampler '{}' declares an invalid info field: {}",
+                             info.name != nullptr ? info.name : "", declared.error().message)};
   }
+  s->info_ = std::move(declared).value();
   if (std::string why = ValidatePolicies(s->info_.policies); !why.empty()) {
     return Error{ErrorCode::kInvalidArgument,
                  fmt::format("sampler '{}' declares invalid policies: {}", s->info_.name, why)};

@@ -11,25 +11,13 @@
 #include <utility>
 #include <vector>
 
+#include "adapters/declarations.h"  // SamplerInfo, CapabilityNames
 #include "sampcert/error.h"
 #include "sampcert/policies.h"
 #include "sampcert/row.h"
 #include "sampcert/sampler_abi.h"
 
 namespace sampcert::adapters {
-
-// What a sampler declared, copied out of the plug-in (so it outlives nothing).
-struct SamplerInfo {
-  std::string name;
-  std::string version;
-  uint32_t capabilities = 0;
-  Policies policies;
-  bool thread_safe = false;
-  bool Has(uint32_t capability) const { return (capabilities & capability) != 0; }
-};
-
-// The capability bits' names, in SPEC.md's vocabulary: "f32", "mask", "top-k", ...
-std::vector<std::string> CapabilityNames(uint32_t capabilities);
 
 // Rows sharing dtype and vocabulary size. The RowViews' buffers are the caller's.
 struct Batch {

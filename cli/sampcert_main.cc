@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "adapters/declarations.h"
 #include "cli/reference_command.h"
 #include "cli/report_commands.h"
 #include "cli/run_command.h"
@@ -39,6 +40,17 @@ void AddRowOptions(CLI::App* cmd, sampcert::cli::ReferenceRequest* req) {
   cmd->add_option("--draws", req->draws, "Tokens to draw")->capture_default_str();
 }
 
+// A policy flag's accepted spellings: the declaration table's names and aliases.
+template <typename E>
+std::map<std::string, E> CliNames() {
+  std::map<std::string, E> out;
+  for (const auto& row : sampcert::adapters::VocabularyOf(E{}).values) {
+    out.emplace(row.name, row.value);
+    if (!row.alias.empty()) out.emplace(row.alias, row.value);
+  }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -49,25 +61,20 @@ int main(int argc, char** argv) {
   CLI::App* ref = app.add_subcommand(
       "reference", "Print the exact reference distribution of one row (SPEC.md) and draws");
   AddRowOptions(ref, &req);
-  const std::map<std::string, sampcert::TieRule> ties{
-      {"keep-all", sampcert::TieRule::kKeepAll},
-      {"lowest-index", sampcert::TieRule::kExactLowestIndex},
-      {"any", sampcert::TieRule::kExactAny}};
   ref->add_option("--ties", req.policies.tie_rule, "Tie rule at truncation cuts")
-      ->transform(CLI::CheckedTransformer(ties, CLI::ignore_case));
-  const std::map<std::string, sampcert::PipelineOrder> orders{
-      {"temperature-first", sampcert::PipelineOrder::kTemperatureFirst},
-      {"truncation-first", sampcert::PipelineOrder::kTruncationFirst}};
+      ->transform(CLI::CheckedTransformer(CliNames<sampcert::TieRule>(), CLI::ignore_case));
   ref->add_option("--order", req.policies.order, "Pipeline order")
-      ->transform(CLI::CheckedTransformer(orders, CLI::ignore_case));
-  const std::map<std::string, sampcert::NanPolicy> nans{{"error", sampcert::NanPolicy::kError},
-                                                        {"masked", sampcert::NanPolicy::kMasked}};
+      ->transform(CLI::CheckedTransformer(CliNames<sampcert::PipelineOrder>(), CLI::ignore_case));
   ref->add_option("--nan", req.policies.nan_policy, "NaN policy")
-      ->transform(CLI::CheckedTransformer(nans, CLI::ignore_case));
+      ->transform(CLI::CheckedTransformer(CliNames<sampcert::NanPolicy>(), CLI::ignore_case));
   ref->add_option("--greedy-threshold", req.policies.greedy_threshold,
                   "Declared greedy threshold (0 = none)");
 
   CLI::App* list = app.add_subcommand("list", "List the built-in samplers");
+  CLI::App* declarations = app.add_subcommand(
+      "declarations",
+      "Print every capability, policy value and declaration field with its ABI value, report "
+      "name and label (JSON)");
 
   std::string sampler;
   // --sampler-config: passed to the sampler's create() (NULL when absent), recorded in reports.
@@ -188,6 +195,7 @@ int main(int argc, char** argv) {
   if (run->parsed()) return sampcert::cli::RunRun(run_req, std::cout, std::cerr);
   if (ref->parsed()) return sampcert::cli::RunReference(req, std::cout, std::cerr);
   if (list->parsed()) return sampcert::cli::RunList(std::cout);
+  if (declarations->parsed()) return sampcert::cli::RunDeclarations(std::cout);
   if (info->parsed())
     return sampcert::cli::RunInfo(sampler, std::cout, std::cerr, config_of(info_config));
   if (sample->parsed()) {

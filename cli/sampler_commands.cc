@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <nlohmann/json.hpp>
+
+#include "adapters/declarations.h"
 #include "adapters/sampler.h"
 #include "properties/conformance.h"
 #include "registry/builtin_samplers.h"
@@ -11,18 +14,6 @@
 
 namespace sampcert::cli {
 namespace {
-
-std::string Capabilities(uint32_t caps) {
-  std::string s;
-  for (const std::string& name : adapters::CapabilityNames(caps)) {
-    s += s.empty() ? name : ", " + name;
-  }
-  return s.empty() ? "(none)" : s;
-}
-
-const char* Step(TruncationStep s) {
-  return s == TruncationStep::kTopK ? "top-k" : s == TruncationStep::kTopP ? "top-p" : "min-p";
-}
 
 // A sampler's name, version and messages are its bytes: escaped for the terminal.
 std::string S(const std::string& s) { return results::EscapeForTerminal(s); }
@@ -50,39 +41,14 @@ int RunInfo(const std::string& sampler, std::ostream& out, std::ostream& err,
     return 2;
   }
   const adapters::SamplerInfo& i = (*s)->info();
-  const Policies& p = i.policies;
-  fmt::print(out, "name:          {}\nversion:       {}\ncapabilities:  {}\n", S(i.name),
-             S(i.version), Capabilities(i.capabilities));
-  auto ties = [](TieRule r) {
-    return r == TieRule::kKeepAll            ? "keep all"
-           : r == TieRule::kExactLowestIndex ? "exact, lowest index"
-                                             : "exact, any";
-  };
-  fmt::print(out, "greedy ties:   {}\n",
-             p.greedy_tie_break == GreedyTieBreak::kUniform       ? "uniform"
-             : p.greedy_tie_break == GreedyTieBreak::kLowestIndex ? "lowest index"
-                                                                  : "any winner");
-  fmt::print(out, "cut ties:      {}\n", ties(p.tie_rule));
-  if (p.top_k_tie_rule) fmt::print(out, "top-k ties:    {}\n", ties(*p.top_k_tie_rule));
-  if (p.top_p_tie_rule) fmt::print(out, "top-p ties:    {}\n", ties(*p.top_p_tie_rule));
-  fmt::print(out, "draws:         {}\n", p.sequential_draws ? "sequential only" : "random access");
-  if (p.draw_cost_ns_per_token > 0) {
-    fmt::print(out, "draw cost:     {} ns per vocabulary token\n", p.draw_cost_ns_per_token);
-  }
-  fmt::print(out, "order:         {} ({}, {}, {})\n",
-             p.order == PipelineOrder::kTemperatureFirst ? "temperature first" : "truncation first",
-             Step(p.truncation_order[0]), Step(p.truncation_order[1]), Step(p.truncation_order[2]));
-  fmt::print(out, "NaN logits:    {}\n", p.nan_policy == NanPolicy::kError ? "error" : "masked");
-  fmt::print(out, "greedy below:  {}\n", p.greedy_threshold);
-  fmt::print(out, "determinism:   {}\n",
-             p.determinism == Determinism::kNone       ? "none"
-             : p.determinism == Determinism::kSameSeed ? "same seed"
-                                                       : "cross device");
-  fmt::print(out, "accuracy:      {}\nthread safe:   {}\n",
-             p.accuracy == AccuracyClass::kF32    ? "fp32"
-             : p.accuracy == AccuracyClass::kBF16 ? "bf16"
-                                                  : "fp16",
-             i.thread_safe ? "yes" : "no");
+  // The rest in the declaration tables' labels.
+  fmt::print(out, "name:          {}\nversion:       {}\n{}", S(i.name), S(i.version),
+             adapters::DeclarationText(i));
+  return 0;
+}
+
+int RunDeclarations(std::ostream& out) {
+  fmt::print(out, "{}\n", adapters::DeclarationsDump().dump(2));
   return 0;
 }
 

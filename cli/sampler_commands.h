@@ -1,5 +1,6 @@
-// `sampcert list`, `sampcert info` and `sampcert sample`: what samplers exist, what one
-// declares, and its draws for one row given on the command line.
+// `sampcert list`, `sampcert info`, `sampcert declarations` and `sampcert sample`: what
+// samplers exist, what one declares, the declaration vocabulary, and a sampler's draws for one
+// row given on the command line.
 #ifndef SAMPCERT_CLI_SAMPLER_COMMANDS_H_
 #define SAMPCERT_CLI_SAMPLER_COMMANDS_H_
 
@@ -16,6 +17,10 @@ int RunList(std::ostream& out);
 // Exit codes: 0 success, 2 when the sampler cannot be loaded (the reason is printed).
 int RunInfo(const std::string& sampler, std::ostream& out, std::ostream& err,
             const std::optional<std::string>& config = std::nullopt);
+
+// Every capability, policy value and declaration field with its ABI value, report name and
+// label, as JSON (adapters/declarations.h; tools/sync_declarations.py reads it).
+int RunDeclarations(std::ostream& out);
 
 // Draws with `sampler` for the row described in `request` (its sampling fields).
 // Exit codes: 0 success, 1 when the sampler returns an error, 2 usage or loading errors.

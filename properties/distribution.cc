@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "adapters/declarations.h"
 #include "properties/draw_planning.h"
 #include "properties/families.h"
 #include "properties/plan.h"
@@ -239,7 +240,7 @@ double StatePower(const DistributionLook& last, uint64_t n, double level, const 
   }
   if (last.tolerant) {
     r->note += fmt::format("Null admits the {} class's tolerance (chi-square radius {:.3g}{}). ",
-                           AccuracyName(ctx.sampler.info().policies.accuracy), g.delta,
+                           adapters::NameOrThrow(ctx.sampler.info().policies.accuracy), g.delta,
                            g.cells == 2 ? fmt::format(", cell 0 mass in [{:.6g}, {:.6g}]",
                                                       g.interval_lo, g.interval_hi)
                                         : std::string());

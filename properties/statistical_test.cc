@@ -1,5 +1,6 @@
 #include "properties/statistical_test.h"
 
+#include "adapters/declarations.h"
 #include "properties/reproduction.h"
 #include "properties/statistics/tolerant_null.h"
 #include "sampcert/reference_distribution.h"
@@ -28,7 +29,7 @@ void StateRequirement(const ItemRun& ctx, const Requirement& req, double achieve
     r->note += fmt::format(
         " (the {} class's requirement: the profile's {:.3g} is out of reach under its "
         "tolerance)",
-        AccuracyName(ctx.sampler.info().policies.accuracy), req.profile);
+        adapters::NameOrThrow(ctx.sampler.info().policies.accuracy), req.profile);
   }
   if (achieved > req.item) {
     r->status = results::Status::kInconclusive;

@@ -49,25 +49,31 @@ std::size_t DTypeBytes(DType dtype) {
 }
 
 std::string ValidatePolicies(const Policies& p) {
-  auto in = [](auto v, int lo, int hi) {
-    const int x = static_cast<int>(v);
-    return x >= lo && x <= hi;
+  // The names of the values are adapters/declarations.cc's; here only their range.
+  auto bad = [](auto v) {
+    const int32_t x = static_cast<int32_t>(v);
+    return x < 0 || x >= kValueCount<decltype(v)>;
   };
-  if (!in(p.greedy_tie_break, 0, 2)) return "unknown greedy tie-break policy";
-  if (!in(p.tie_rule, 0, 2)) return "unknown tie rule";
-  if (p.top_k_tie_rule && !in(*p.top_k_tie_rule, 0, 2)) return "unknown top-k tie rule";
-  if (p.top_p_tie_rule && !in(*p.top_p_tie_rule, 0, 2)) return "unknown top-p tie rule";
+  auto unknown = [](const char* what, auto v) {
+    return std::string("unknown ") + what + " " + std::to_string(static_cast<int32_t>(v));
+  };
+  if (bad(p.greedy_tie_break)) return unknown("greedy tie-break", p.greedy_tie_break);
+  if (bad(p.tie_rule)) return unknown("tie rule", p.tie_rule);
+  if (p.top_k_tie_rule && bad(*p.top_k_tie_rule))
+    return unknown("top-k tie rule", *p.top_k_tie_rule);
+  if (p.top_p_tie_rule && bad(*p.top_p_tie_rule))
+    return unknown("top-p tie rule", *p.top_p_tie_rule);
   // Written so that NaN fails too.
   if (!(p.draw_cost_ns_per_token >= 0 && p.draw_cost_ns_per_token < 1e9)) {
     return "draw cost per token must be finite, >= 0 and below 1 s";
   }
-  if (!in(p.order, 0, 1)) return "unknown pipeline order";
-  if (!in(p.nan_policy, 0, 1)) return "unknown NaN policy";
-  if (!in(p.determinism, 0, 2)) return "unknown determinism level";
-  if (!in(p.accuracy, 0, 2)) return "unknown accuracy class";
+  if (bad(p.order)) return unknown("pipeline order", p.order);
+  if (bad(p.nan_policy)) return unknown("NaN policy", p.nan_policy);
+  if (bad(p.determinism)) return unknown("determinism level", p.determinism);
+  if (bad(p.accuracy)) return unknown("accuracy class", p.accuracy);
   std::array<int, 3> steps{};
   for (TruncationStep s : p.truncation_order) {
-    if (!in(s, 0, 2)) return "unknown truncation step";
+    if (bad(s)) return unknown("truncation step", s);
     ++steps[static_cast<int>(s)];
   }
   if (std::any_of(steps.begin(), steps.end(), [](int n) { return n != 1; })) {

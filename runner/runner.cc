@@ -311,52 +311,6 @@ std::string HowToComplete(const PlanItem& item, const RunOptions& o) {
 
 }  // namespace
 
-json InfoToJson(const adapters::SamplerInfo& info) {
-  const Policies& p = info.policies;
-  return {{"name", info.name},
-          {"version", info.version},
-          {"capabilities", info.capabilities},
-          {"thread_safe", info.thread_safe},
-          {"greedy_tie_break", static_cast<int>(p.greedy_tie_break)},
-          {"tie_rule", static_cast<int>(p.tie_rule)},
-          {"order", static_cast<int>(p.order)},
-          {"truncation_order",
-           {static_cast<int>(p.truncation_order[0]), static_cast<int>(p.truncation_order[1]),
-            static_cast<int>(p.truncation_order[2])}},
-          {"nan_policy", static_cast<int>(p.nan_policy)},
-          {"greedy_threshold", results::Number(p.greedy_threshold)},
-          {"determinism", static_cast<int>(p.determinism)},
-          {"accuracy", static_cast<int>(p.accuracy)},
-          {"top_k_tie_rule", p.top_k_tie_rule ? static_cast<int>(*p.top_k_tie_rule) : -1},
-          {"top_p_tie_rule", p.top_p_tie_rule ? static_cast<int>(*p.top_p_tie_rule) : -1},
-          {"sequential_draws", p.sequential_draws},
-          {"draw_cost_ns_per_token", results::Number(p.draw_cost_ns_per_token)}};
-}
-
-adapters::SamplerInfo InfoFromJson(const json& j) {
-  adapters::SamplerInfo info;
-  info.name = j.at("name").get<std::string>();
-  info.version = j.at("version").get<std::string>();
-  info.capabilities = j.at("capabilities").get<uint32_t>();
-  info.thread_safe = j.at("thread_safe").get<bool>();
-  Policies& p = info.policies;
-  p.greedy_tie_break = static_cast<GreedyTieBreak>(j.at("greedy_tie_break").get<int>());
-  p.tie_rule = static_cast<TieRule>(j.at("tie_rule").get<int>());
-  p.order = static_cast<PipelineOrder>(j.at("order").get<int>());
-  for (std::size_t i = 0; i < 3; ++i) {
-    p.truncation_order[i] = static_cast<TruncationStep>(j.at("truncation_order").at(i).get<int>());
-  }
-  p.nan_policy = static_cast<NanPolicy>(j.at("nan_policy").get<int>());
-  p.greedy_threshold = static_cast<float>(results::NumberFrom(j.at("greedy_threshold")));
-  p.determinism = static_cast<Determinism>(j.at("determinism").get<int>());
-  p.accuracy = static_cast<AccuracyClass>(j.at("accuracy").get<int>());
-  if (const int k = j.at("top_k_tie_rule").get<int>(); k >= 0) p.top_k_tie_rule = TieRule(k);
-  if (const int k = j.at("top_p_tie_rule").get<int>(); k >= 0) p.top_p_tie_rule = TieRule(k);
-  p.sequential_draws = j.at("sequential_draws").get<bool>();
-  p.draw_cost_ns_per_token = results::NumberFrom(j.at("draw_cost_ns_per_token"));
-  return info;
-}
-
 TestResult AbiResult(const adapters::Sampler& sampler, const std::string& sampler_arg,
                      const Plan& plan, const PlanItem& item) {
   TestResult r;

@@ -89,9 +89,9 @@ Expected<RunOutcome> RunPlan(const SamplerOpener& open, const std::string& sampl
                              const RunOptions& options);
 
 // The declaration as data (every field, policies as their ABI numbers) and back; the describe
-// worker's message, and what each item's worker is compared against.
-nlohmann::json InfoToJson(const adapters::SamplerInfo& info);
-adapters::SamplerInfo InfoFromJson(const nlohmann::json& j);
+// worker's message, and what each item's worker is compared against (adapters/declarations.h).
+using adapters::InfoFromJson;
+using adapters::InfoToJson;
 
 // The ABI-1 result of an item: Pass, or Fail naming the first call that used a buffer outside
 // the header's rules (adapters::Sampler records them).

@@ -2,8 +2,10 @@
 (the C++ host's side is tested by tests/exec_sampler_test.py).
 
 Run: python3 -m unittest discover -s adapters/python -p '*_test.py'
+(with SAMPCERT=path/to/sampcert, DeclarationsTest checks the helper against the C++ tables)
 """
 
+import json
 import os
 import struct
 import subprocess
@@ -221,6 +223,61 @@ class NumpyExampleTest(unittest.TestCase):
         # Uniform over 4 tokens: every token appears, frequencies near 1/4.
         counts = np.bincount(whole[0], minlength=4)
         self.assertTrue((np.abs(counts / 1000 - 0.25) < 0.06).all(), counts)
+
+
+class DeclarationsTest(unittest.TestCase):
+    """The helper's names, values and INFO layout against `sampcert declarations`, the C++
+    tables (adapters/declarations.cc)."""
+
+    def setUp(self):
+        exe = os.environ.get("SAMPCERT")
+        if not exe:
+            self.skipTest("SAMPCERT (the sampcert binary) is not set")
+        out = subprocess.run([exe, "declarations"], check=True, capture_output=True, text=True)
+        self.dump = json.loads(out.stdout)
+
+    def test_names_and_values(self):
+        self.assertEqual(sp.CAPABILITIES, {c["name"]: c["bit"] for c in self.dump["capabilities"]})
+        for v in self.dump["vocabularies"]:
+            self.assertEqual(getattr(sp, v["id"].upper()),
+                             {x["name"]: x["abi"] for x in v["values"]}, v["id"])
+
+    def test_info_reply_has_every_field_in_the_abi_order(self):
+        info = sp.Info(name="n", version="v", capabilities=["f16", "mask", "batch"],
+                       greedy_tie_break="lowest-index", tie_rule="exact-any",
+                       pipeline_order="truncation-first",
+                       truncation_order=("min-p", "top-k", "top-p"),
+                       nan_policy="masked", greedy_threshold=0.25, determinism="cross-device",
+                       accuracy="fp16", thread_safe=True, top_k_tie_rule="exact-lowest-index",
+                       top_p_tie_rule=None, sequential=True, draw_cost_ns_per_token=3.5)
+        payload = info.encode()
+        off = 8
+        for _ in range(2):  # name, version
+            off += 4 + struct.unpack_from("<I", payload, off)[0]
+        fields = self.dump["fields"]
+        layout = "<" + "".join(f'{f["count"]}{f["abi_type"]}' for f in fields)
+        self.assertEqual(off + struct.calcsize(layout), len(payload))
+        got = list(struct.unpack_from(layout, payload, off))
+        tables = {v["id"]: getattr(sp, v["id"].upper()) for v in self.dump["vocabularies"]}
+        for f in fields:
+            name, n = f["name"], f["count"]
+            value, got = got[:n], got[n:]
+            if name == "capabilities":
+                want = [info.capability_bits()]
+            elif name == "thread_safe":
+                want = [1]
+            elif name in ("top_k_tie_rule", "top_p_tie_rule"):
+                want = [sp.step_ties(getattr(info, name))]
+            elif name == "draw_mode":
+                want = [sp.DRAWS["sequential"]]
+            elif f["vocabulary"]:
+                attr = getattr(info, name)
+                want = [tables[f["vocabulary"]][x] for x in ([attr] if n == 1 else attr)]
+            elif hasattr(info, name):
+                want = [getattr(info, name)]
+            else:
+                self.fail(f"the helper's Info does not declare the field {name}")
+            self.assertEqual(value, want, name)
 
 
 if __name__ == "__main__":

@@ -10,10 +10,17 @@
 
 namespace sampcert {
 
+// How many values a policy enum has: they are 0 .. kValueCount - 1. ValidatePolicies refuses
+// any other, and adapters/declarations.cc (the names) fails to build without one row per value.
+template <typename E>
+inline constexpr int32_t kValueCount = 0;
+
 // POL-1: which of the tokens tied at the maximum the greedy limit (T = 0) draws.
 // kAny (ABI MINOR 1): some tied maximum, with no promise which (llama.cpp's greedy after a
 // partial sort): every draw must be a winner, and nothing is tested about which.
 enum class GreedyTieBreak : int32_t { kUniform = 0, kLowestIndex = 1, kAny = 2 };
+template <>
+inline constexpr int32_t kValueCount<GreedyTieBreak> = 3;
 
 // POL-2: tokens tied at a truncation cut (the k-th value of top-k, the last value of the
 // top-p prefix). Exact ties only; near-ties are the rounding band's business (BAND-1).
@@ -22,17 +29,25 @@ enum class TieRule : int32_t {
   kExactLowestIndex = 1,  // exactly as many as the cut needs, lowest indices first
   kExactAny = 2,          // exactly as many as the cut needs, any of the tied ones
 };
+template <>
+inline constexpr int32_t kValueCount<TieRule> = 3;
 
 // POL-3: where temperature sits relative to truncation.
 enum class PipelineOrder : int32_t {
   kTemperatureFirst = 0,  // HF / vLLM: scale, then truncate on the tempered distribution
   kTruncationFirst = 1,   // llama.cpp default chain: truncate at T = 1, temperature last
 };
+template <>
+inline constexpr int32_t kValueCount<PipelineOrder> = 2;
 
 enum class TruncationStep : int32_t { kTopK = 0, kTopP = 1, kMinP = 2 };
+template <>
+inline constexpr int32_t kValueCount<TruncationStep> = 3;
 
 // POL-4: what a NaN logit in an allowed position means.
 enum class NanPolicy : int32_t { kError = 0, kMasked = 1 };
+template <>
+inline constexpr int32_t kValueCount<NanPolicy> = 2;
 
 // POL-6: what reproducibility the sampler promises.
 enum class Determinism : int32_t {
@@ -40,10 +55,14 @@ enum class Determinism : int32_t {
   kSameSeed = 1,     // same seed and row id, same tokens
   kCrossDevice = 2,  // and the same tokens on every device / build
 };
+template <>
+inline constexpr int32_t kValueCount<Determinism> = 3;
 
 // ACC-1: what the sampler's probabilities are accurate to. Internal accumulation is fp32 in
 // every class; the half classes round their probabilities to the half type.
 enum class AccuracyClass : int32_t { kF32 = 0, kBF16 = 1, kF16 = 2 };
+template <>
+inline constexpr int32_t kValueCount<AccuracyClass> = 3;
 
 struct Policies {
   GreedyTieBreak greedy_tie_break = GreedyTieBreak::kUniform;

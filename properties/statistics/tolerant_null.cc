@@ -8,12 +8,6 @@
 
 namespace sampcert::properties {
 
-const char* AccuracyName(AccuracyClass accuracy) {
-  return accuracy == AccuracyClass::kBF16  ? "bf16"
-         : accuracy == AccuracyClass::kF16 ? "fp16"
-                                           : "fp32";
-}
-
 std::vector<double> NullTolerance(std::span<const long double> null,
                                   std::span<const long double> log_weights,
                                   AccuracyClass accuracy) {

@@ -22,9 +22,6 @@ namespace sampcert::properties {
 std::vector<double> NullTolerance(std::span<const long double> null,
                                   std::span<const long double> log_weights, AccuracyClass accuracy);
 
-// "fp32", "bf16", "fp16" (ACC-1's names), for notes.
-const char* AccuracyName(AccuracyClass accuracy);
-
 // The interval of a set's drawn mass q_R that the tolerance admits, for reference mass m,
 // admissible error e_set of its reported mass and e_rest of the other tokens' (TOL-6 with the
 // renormalization): [(m - e) / (m - e + 1 - m + e_rest), (m + e) / (m + e + 1 - m - e_rest)],
