@@ -1,7 +1,8 @@
-/* A plug-in whose text is hostile, for the CLI's text-handling tests (issue 11, point 4): its
- * name is not UTF-8 and carries ANSI escapes that would clear the screen and print a green
- * "CONFORMANT", its version holds U+FFFE (forbidden in XML 1.0), and every sample() call fails
- * with an error message that is not UTF-8 and holds control characters. */
+/* A plug-in whose text is hostile, for the CLI's text-handling tests: its name is not UTF-8,
+ * carries ANSI escapes that would clear the screen and print a green "CONFORMANT" and ends in
+ * bidirectional controls (U+202E, U+2066, U+200F) that would reorder what follows, its version
+ * holds U+FFFE (forbidden in XML 1.0), and every sample() call fails with an error message that
+ * is not UTF-8 and holds control characters. */
 #include <sampcert/sampler_abi.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -12,7 +13,8 @@ static int32_t get_info(sampcert_sampler_info* info, sampcert_error* error) {
   size_t size = info->struct_size;
   memset(info, 0, size);
   info->struct_size = size;
-  info->name = "hostile\xff\xfe\x1b[2J\x1b[H\x1b[32mCONFORMANT\x1b[0m";
+  info->name =
+      "hostile\xff\xfe\x1b[2J\x1b[H\x1b[32mCONFORMANT\x1b[0m\xe2\x80\xae\xe2\x81\xa6\xe2\x80\x8f";
   info->version = "1\xef\xbf\xbe\xef\xbf\xbf\x01";
   info->capabilities = SAMPCERT_CAP_F32;
   info->truncation_order[1] = SAMPCERT_STEP_TOP_P;
