@@ -7,11 +7,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <vector>
 
 #include "properties/row_case.h"
+#include "results/strict_json.h"
 #include "results/text.h"
 #include "sampcert/reference_distribution.h"
 #include "sampcert/reference_sampler.h"
@@ -60,15 +59,16 @@ bool ParseRowFile(const ReferenceRequest& req, ParsedRow* parsed, std::ostream& 
     fmt::print(err, "error: --draws must be in [0, {}], not {}\n", kMaxDraws, req.draws);
     return false;
   }
-  std::ifstream in(req.row_file, std::ios::binary);
-  if (!in) {
-    fmt::print(err, "error: cannot read the row file {}\n",
-               results::EscapeForTerminal(req.row_file));
+  // A regular file within the row file's size limit: a path to /dev/zero or a FIFO is refused
+  // before anything is read.
+  std::string text, why;
+  if (!results::ReadRegularFile(req.row_file,
+                                results::LimitsOf(results::JsonKind::kRowFile).max_bytes,
+                                results::Symlinks::kFollow, &text, &why)) {
+    fmt::print(err, "error: cannot read the row file: {}\n", results::EscapeForTerminal(why));
     return false;
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  Expected<properties::RowCase> row = properties::RowCaseFromRowFile(text.str());
+  Expected<properties::RowCase> row = properties::RowCaseFromRowFile(text);
   if (!row.ok()) {
     fmt::print(err, "error: {}: {}\n", results::EscapeForTerminal(req.row_file),
                results::EscapeForTerminal(row.error().message));

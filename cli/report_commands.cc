@@ -76,6 +76,28 @@ int RunReportRender(const std::string& format, const std::string& input, const s
     return 2;
   }
   const std::string text = format == "html" ? reports::RenderHtml(r) : reports::RenderJUnit(r);
+  // Into the report's own set (the default: report.html beside report.json): the file is
+  // replaced and the manifest republished with its hash, so the set stays one that readers
+  // accept. Elsewhere: a plain atomic write.
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path in_dir = fs::weakly_canonical(fs::absolute(input).parent_path(), ec);
+  const fs::path out_path = fs::weakly_canonical(fs::absolute(output), ec);
+  reports::ReportSetFiles set;
+  const std::string name = out_path.filename().string();
+  if (!ec && out_path.parent_path() == in_dir && reports::ReadReportSet(input, &set).empty() &&
+      set.files.count(name)) {
+    if (name != "report.html" && name != "report.junit.xml") {
+      fmt::print(err, "error: {} is the report set's {}: give another --output\n", S(output),
+                 S(name));
+      return 2;
+    }
+    if (std::string e = reports::ReplaceSetFile(in_dir.string(), set, name, text); !e.empty()) {
+      fmt::print(err, "error: {}\n", S(e));
+      return 2;
+    }
+    return 0;
+  }
   if (std::string e = reports::WriteFileAtomically(output, text); !e.empty()) {
     fmt::print(err, "error: {}\n", S(e));
     return 2;

@@ -12,8 +12,23 @@
 #include "cli/report_commands.h"
 #include "cli/run_command.h"
 #include "cli/sampler_commands.h"
+#include "results/shell_quote.h"
+#include "results/text.h"
 
 namespace {
+
+// --seed and --row-id: decimal digits only, in [0, 2^64-1], checked on the text. CLI11's own
+// conversion of a uint64 takes "-1", 2^64 and 2^64+1 alike as 2^64-1 without a word.
+std::string CheckUint64(const std::string& text) {
+  uint64_t v = 0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, v);
+  if (text.empty() || ec != std::errc() || ptr != end) {
+    return "must be a whole number in [0, 18446744073709551615] in decimal, not '" +
+           sampcert::results::EscapeForTerminal(text) + "'";
+  }
+  return {};
+}
 
 // The options that describe one row, shared by `reference` and `sample`.
 void AddRowOptions(CLI::App* cmd, sampcert::cli::ReferenceRequest* req) {
@@ -35,8 +50,12 @@ void AddRowOptions(CLI::App* cmd, sampcert::cli::ReferenceRequest* req) {
   from_row(cmd->add_option("--top-k", req->top_k, "top_k (0 = off)")->capture_default_str());
   from_row(cmd->add_option("--top-p", req->top_p, "top_p (1 = off)")->capture_default_str());
   from_row(cmd->add_option("--min-p", req->min_p, "min_p (0 = off)")->capture_default_str());
-  cmd->add_option("--seed", req->seed, "Seed of the draw")->capture_default_str();
-  from_row(cmd->add_option("--row-id", req->row_id, "Row id of the draw")->capture_default_str());
+  cmd->add_option("--seed", req->seed, "Seed of the draw")
+      ->capture_default_str()
+      ->check(CheckUint64);
+  from_row(cmd->add_option("--row-id", req->row_id, "Row id of the draw")
+               ->capture_default_str()
+               ->check(CheckUint64));
   cmd->add_option("--draws", req->draws, "Tokens to draw")->capture_default_str();
 }
 
@@ -100,7 +119,8 @@ int main(int argc, char** argv) {
   CLI::Option* run_config = run->add_option("--sampler-config", sampler_config, kConfigHelp);
   run->add_option("--profile", run_req.profile, "quick, standard or full")->capture_default_str();
   run->add_option("--seed", run_req.seed, "Seed of the generated cases and draws")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CheckUint64);
   run->add_option("--jobs,-j", run_req.jobs, "Worker processes at once")->capture_default_str();
   run->add_option("--shard", run_req.shard, "I/N: run the plan items with index mod N == I")
       ->capture_default_str();
@@ -144,7 +164,8 @@ int main(int argc, char** argv) {
   CLI::Option* plan_config = plan->add_option("--sampler-config", sampler_config, kConfigHelp);
   plan->add_option("--profile", plan_req.profile, "quick, standard or full")->capture_default_str();
   plan->add_option("--seed", plan_req.seed, "Seed of the generated cases and draws")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CheckUint64);
   plan->add_option("--max-draws", plan_req.max_draws, kMaxDrawsHelp)->check(draws_check);
 
   CLI::App* report = app.add_subcommand("report", "Merge, diff and render report.json files");
@@ -172,6 +193,14 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
+  }
+  // The config is recorded in report.json, which holds UTF-8 only: bytes that are not would be
+  // stored as U+FFFD, and the recorded run could not be reproduced. Refused before any work.
+  if (!sampler_config.empty() &&
+      sampcert::results::SanitizeUtf8(sampler_config) != sampler_config) {
+    std::cerr << "error: --sampler-config is not valid UTF-8: "
+              << sampcert::results::ShellQuote(sampler_config) << "\n";
+    return 2;
   }
   auto config_of = [&](const CLI::Option* o) {
     return o->count() > 0 ? std::optional<std::string>(sampler_config) : std::nullopt;

@@ -3,12 +3,14 @@
 #include <fmt/format.h>
 
 #include <Eigen/Core>
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "results/strict_json.h"
 #include "sampcert/reference_distribution.h"
 
 namespace sampcert::properties {
@@ -88,73 +90,149 @@ std::string RowFileJson(const RowCase& row) {
   return j.dump();
 }
 
+namespace {
+
+using nlohmann::json;
+
+// The fields a row file has (RowFileJson writes them all but "mask" when there is none); any
+// other key is refused, so a misspelt field is never silently absent.
+constexpr const char* kRowFileKeys[] = {
+    "format", "dtype",      "vocab", "family",     "temperature", "temperature_bits", "top_k",
+    "top_p",  "top_p_bits", "min_p", "min_p_bits", "row_id",      "logit_bits",       "mask"};
+
+Error Bad(std::string why) { return Error{ErrorCode::kInvalidArgument, "row file: " + why}; }
+
+// An exact unsigned integer field in [0, max]: a float, a boolean, a negative or a larger value
+// is an error naming the field, never a truncated or wrapped value.
+std::optional<Error> ReadUnsigned(const json& v, const std::string& name, uint64_t max,
+                                  uint64_t* out) {
+  const std::optional<uint64_t> x = results::ExactUnsigned(v, max);
+  if (!x) {
+    return Bad(fmt::format("{} must be an integer in [0, {}], not {}", name, max,
+                           results::TypeInWords(v)));
+  }
+  *out = *x;
+  return std::nullopt;
+}
+
+std::optional<Error> ReadString(const json& j, const char* name, bool required, std::string* out) {
+  if (!j.contains(name)) {
+    return required ? std::optional<Error>(Bad(fmt::format("{} is missing", name))) : std::nullopt;
+  }
+  if (!j[name].is_string()) {
+    return Bad(fmt::format("{} must be a string, not {}", name, results::TypeInWords(j[name])));
+  }
+  *out = j[name].get<std::string>();
+  return std::nullopt;
+}
+
+// temperature, top_p, min_p: the fp32 bit pattern decides; the decimal beside it, when given,
+// must be that value (a number, or the text "inf" / "-inf" / "nan" for a non-finite one).
+std::optional<Error> ReadScalar(const json& j, const char* name, float* out) {
+  const std::string bits_name = std::string(name) + "_bits";
+  if (!j.contains(bits_name)) return Bad(fmt::format("{} is missing", bits_name));
+  uint64_t bits = 0;
+  if (auto e = ReadUnsigned(j[bits_name], bits_name, UINT32_MAX, &bits)) return e;
+  *out = std::bit_cast<float>(static_cast<uint32_t>(bits));
+  if (!j.contains(name)) return std::nullopt;
+  const json& said = j[name];
+  const bool agrees = said.is_number() ? (said.get<float>() == *out ||
+                                          (std::isnan(said.get<float>()) && std::isnan(*out)))
+                                       : said.is_string() && !std::isfinite(*out) &&
+                                             said.get<std::string>() == fmt::format("{}", *out);
+  if (!agrees) {
+    return Bad(fmt::format("{} is {} but {} says {}", name, said.dump(), bits_name, *out));
+  }
+  return std::nullopt;
+}
+
+std::optional<Error> ReadLogits(const json& j, RowCase* row) {
+  if (!j.contains("logit_bits") || !j["logit_bits"].is_array()) {
+    return Bad("logit_bits must be an array of bit patterns");
+  }
+  const bool f32 = row->dtype == DType::kF32;
+  const uint64_t max = f32 ? UINT32_MAX : UINT16_MAX;
+  std::size_t i = 0;
+  for (const json& b : j["logit_bits"]) {
+    uint64_t v = 0;
+    if (auto e = ReadUnsigned(b, fmt::format("logit_bits[{}]", i++), max, &v)) return e;
+    if (f32) {
+      row->bits32.push_back(static_cast<uint32_t>(v));
+    } else {
+      row->bits16.push_back(static_cast<uint16_t>(v));
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<Error> ReadMask(const json& j, RowCase* row) {
+  if (!j.contains("mask")) return std::nullopt;
+  if (!j["mask"].is_array()) return Bad("mask must be an array of 0 and 1");
+  std::size_t i = 0;
+  for (const json& m : j["mask"]) {
+    uint64_t v = 0;
+    if (auto e = ReadUnsigned(m, fmt::format("mask[{}]", i++), 1, &v)) return e;
+    row->mask.push_back(static_cast<uint8_t>(v));
+  }
+  if (row->mask.size() != row->vocab()) {
+    return Bad(fmt::format("mask has {} entries for {} logits", row->mask.size(), row->vocab()));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 Expected<RowCase> RowCaseFromRowFile(const std::string& text) {
-  auto bad = [](std::string why) {
-    return Error{ErrorCode::kInvalidArgument, "row file: " + std::move(why)};
-  };
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const std::exception& e) {
-    return bad(fmt::format("not JSON ({})", e.what()));
+  json j;
+  std::string why;
+  if (!results::ParseJson(text, results::JsonKind::kRowFile, &j, &why)) {
+    return Error{ErrorCode::kInvalidArgument, why};  // says "row file ..." itself
   }
-  if (!j.is_object()) return bad("not a JSON object");
-  if (j.value("format", "") != kRowFileFormat) {
-    return bad(fmt::format("\"format\" must be \"{}\"", kRowFileFormat));
+  if (!j.is_object()) return Bad("not a JSON object");
+  for (const auto& [key, value] : j.items()) {
+    if (std::find(std::begin(kRowFileKeys), std::end(kRowFileKeys), key) ==
+        std::end(kRowFileKeys)) {
+      return Bad(fmt::format("unknown field \"{}\"", key));
+    }
   }
+  std::string format, dtype;
+  if (auto e = ReadString(j, "format", true, &format)) return *e;
+  if (format != kRowFileFormat)
+    return Bad(fmt::format("\"format\" must be \"{}\"", kRowFileFormat));
   RowCase row;
-  try {
-    const std::string dtype = j.at("dtype").get<std::string>();
-    if (dtype == "f32") {
-      row.dtype = DType::kF32;
-    } else if (dtype == "f16") {
-      row.dtype = DType::kF16;
-    } else if (dtype == "bf16") {
-      row.dtype = DType::kBF16;
-    } else {
-      return bad(fmt::format("dtype must be f32, f16 or bf16, not '{}'", dtype));
-    }
-    row.family = j.value("family", "");
-    if (row.dtype == DType::kF32) {
-      row.bits32 = j.at("logit_bits").get<std::vector<uint32_t>>();
-    } else {
-      for (const auto& b : j.at("logit_bits")) {
-        const uint64_t v = b.get<uint64_t>();
-        if (v > 0xffff) return bad(fmt::format("logit_bits value {} is not a 16-bit pattern", v));
-        row.bits16.push_back(static_cast<uint16_t>(v));
-      }
-    }
-    if (j.contains("vocab") && j["vocab"].get<uint64_t>() != row.vocab()) {
-      return bad(fmt::format("vocab is {} but logit_bits has {} entries",
-                             j["vocab"].get<uint64_t>(), row.vocab()));
-    }
-    if (j.contains("mask")) {
-      row.mask = j["mask"].get<std::vector<uint8_t>>();
-      if (row.mask.size() != row.vocab()) {
-        return bad(fmt::format("mask has {} entries for {} logits", row.mask.size(), row.vocab()));
-      }
-    }
-    auto scalar = [&](const char* name, float* out) -> std::optional<Error> {
-      const std::string bits_name = std::string(name) + "_bits";
-      if (!j.contains(bits_name)) return bad(fmt::format("{} is missing", bits_name));
-      *out = std::bit_cast<float>(j[bits_name].get<uint32_t>());
-      if (j.contains(name) && j[name].is_number()) {
-        const float said = j[name].get<float>();
-        if (said != *out && !(std::isnan(said) && std::isnan(*out))) {
-          return bad(fmt::format("{} is {} but {} says {}", name, said, bits_name, *out));
-        }
-      }
-      return std::nullopt;
-    };
-    for (auto [name, out] : {std::pair{"temperature", &row.temperature},
-                             std::pair{"top_p", &row.top_p}, std::pair{"min_p", &row.min_p}}) {
-      if (auto e = scalar(name, out)) return *e;
-    }
-    row.top_k = j.at("top_k").get<int64_t>();
-    row.row_id = j.at("row_id").get<uint64_t>();
-  } catch (const std::exception& e) {
-    return bad(e.what());
+  if (auto e = ReadString(j, "dtype", true, &dtype)) return *e;
+  if (dtype == "f32") {
+    row.dtype = DType::kF32;
+  } else if (dtype == "f16") {
+    row.dtype = DType::kF16;
+  } else if (dtype == "bf16") {
+    row.dtype = DType::kBF16;
+  } else {
+    return Bad(fmt::format("dtype must be f32, f16 or bf16, not '{}'", dtype));
   }
+  if (auto e = ReadString(j, "family", false, &row.family)) return *e;
+  if (auto e = ReadLogits(j, &row)) return *e;
+  if (j.contains("vocab")) {
+    uint64_t vocab = 0;
+    if (auto e = ReadUnsigned(j["vocab"], "vocab", UINT64_MAX, &vocab)) return *e;
+    if (vocab != row.vocab()) {
+      return Bad(fmt::format("vocab is {} but logit_bits has {} entries", vocab, row.vocab()));
+    }
+  }
+  if (auto e = ReadMask(j, &row)) return *e;
+  for (auto [name, out] : {std::pair{"temperature", &row.temperature},
+                           std::pair{"top_p", &row.top_p}, std::pair{"min_p", &row.min_p}}) {
+    if (auto e = ReadScalar(j, name, out)) return *e;
+  }
+  if (!j.contains("top_k")) return Bad("top_k is missing");
+  const std::optional<int64_t> top_k = results::ExactSigned(j["top_k"]);
+  if (!top_k) {
+    return Bad(
+        fmt::format("top_k must be a 64-bit integer, not {}", results::TypeInWords(j["top_k"])));
+  }
+  row.top_k = *top_k;
+  if (!j.contains("row_id")) return Bad("row_id is missing");
+  if (auto e = ReadUnsigned(j["row_id"], "row_id", UINT64_MAX, &row.row_id)) return *e;
   return row;
 }
 

@@ -208,8 +208,9 @@ svg.chart{width:100%;height:auto;background:#fcfcfc;border:1px solid #eee}
 }  // namespace
 
 std::string HtmlEscape(std::string_view text) {
-  // Sanitized first: the page declares UTF-8, and a sampler's bytes need not be.
-  const std::string valid = results::SanitizeUtf8(text);
+  // Sanitized first: the page declares UTF-8, and a sampler's bytes need not be; bidirectional
+  // controls become visible text, so a name cannot reorder the title or the verdict around it.
+  const std::string valid = results::VisibleBidi(text);
   std::string out;
   out.reserve(valid.size());
   for (char c : valid) {

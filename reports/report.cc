@@ -3,16 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <string_view>
 #include <tuple>
 
 #include "reports/report_json.h"
 #include "reports/report_schema.h"
 #include "reports/report_set.h"
+#include "results/strict_json.h"
 #include "results/text.h"
 
 namespace sampcert::reports {
@@ -46,21 +44,27 @@ std::map<Key, Status> Aggregate(const std::vector<TestResult>& results) {
 }
 
 bool LoadExpectations(const std::string& path, Expectations* out, std::string* error) {
-  std::ifstream in(path);
-  if (!in) {
-    *error = "cannot read expectations file " + path;
+  json j;
+  std::string why;
+  if (!results::ReadJsonFile(path, results::JsonKind::kExpectations, results::Symlinks::kFollow, &j,
+                             &why)) {
+    *error = "cannot read expectations file: " + why;
     return false;
   }
   try {
-    const json j = json::parse(in);
     for (const json& e : j.at("entries")) {
       Status s;
       if (!results::ParseStatus(e.at("status").get<std::string>(), &s)) {
         *error = "unknown status in " + path + ": " + e.at("status").dump();
         return false;
       }
-      (*out)[{e.at("property").get<std::string>(), e.at("dtype").get<std::string>()}] =
-          Expectation{s, e.value("reason", "")};
+      const Key key{e.at("property").get<std::string>(), e.at("dtype").get<std::string>()};
+      // One entry per (property, dtype): a second would silently replace the first.
+      if (out->count(key)) {
+        *error = "expectations file " + path + " gives " + key.first + "/" + key.second + " twice";
+        return false;
+      }
+      (*out)[key] = Expectation{s, e.value("reason", "")};
     }
   } catch (const std::exception& e) {
     *error = "malformed expectations file " + path + ": " + e.what();
@@ -196,7 +200,18 @@ Report ReportFromJson(const json& j, std::string* error) {
       r.incomplete_reason = j["completeness"].value("reason", "");
     }
     r.sampler = j.at("sampler");
-    for (const json& x : j.at("results")) r.results.push_back(ResultFromJson(x));
+    // One result per (dtype, property, family): a repeated one would count twice, or hide the
+    // other under the same name.
+    std::set<std::tuple<std::string, std::string, std::string>> keys;
+    for (const json& x : j.at("results")) {
+      r.results.push_back(ResultFromJson(x));
+      const TestResult& t = r.results.back();
+      if (!keys.insert({t.dtype, t.property, t.family}).second) {
+        *error = fmt::format("/results/{}: the result {}/{}/{} is given twice",
+                             r.results.size() - 1, t.dtype, t.property, t.family);
+        return r;
+      }
+    }
     if (j.contains("verdict")) {
       r.expectation_differences =
           j["verdict"].value("expectation_differences", std::vector<std::string>{});
@@ -208,30 +223,28 @@ Report ReportFromJson(const json& j, std::string* error) {
 }
 
 bool ReadReport(const std::string& path, Report* out, std::string* error) {
-  std::ifstream in(path);
-  if (!in) {
-    *error = "cannot read " + path;
-    return false;
+  // The whole set first (manifest, hashes, no symlinks), then report.json from the very bytes
+  // that were hashed, parsed by the bounded reader.
+  ReportSetFiles set;
+  *error = ReadReportSet(path, &set);
+  json j;
+  if (error->empty() &&
+      results::ParseJson(set.files.at(set.json_name), results::JsonKind::kReport, &j, error)) {
+    *out = ReportFromJson(j, error);
   }
-  try {
-    *out = ReportFromJson(json::parse(in), error);
-  } catch (const std::exception& e) {
-    *error = e.what();
-  }
-  if (error->empty()) *error = CheckManifest(path);
-  // The failures' row files, from beside report.json. One that is missing (a report copied
-  // without them) leaves the failure without its row; the report itself is still read.
-  if (error->empty()) {
-    const std::filesystem::path dir = std::filesystem::path(path).parent_path();
-    for (results::TestResult& r : out->results) {
-      if (!r.failure || r.failure->row_file.empty()) continue;
-      std::ifstream row(dir / r.failure->row_file, std::ios::binary);
-      if (!row) continue;
-      std::stringstream text;
-      text << row.rdbuf();
-      r.failure->row = text.str();
-      while (!r.failure->row.empty() && r.failure->row.back() == '\n') r.failure->row.pop_back();
+  // The failures' row files come from the verified set: a row file report.json names that the
+  // manifest does not list is refused, never read from wherever it points.
+  for (results::TestResult& r : out->results) {
+    if (!error->empty()) break;
+    if (!r.failure || r.failure->row_file.empty()) continue;
+    auto it = set.files.find(r.failure->row_file);
+    if (it == set.files.end()) {
+      *error = fmt::format("{}/{}/{} names the row file {}, which {} does not list", r.dtype,
+                           r.property, r.family, r.failure->row_file, kManifestName);
+      break;
     }
+    r.failure->row = it->second;
+    while (!r.failure->row.empty() && r.failure->row.back() == '\n') r.failure->row.pop_back();
   }
   if (!error->empty()) *error = path + ": " + *error;
   return error->empty();
@@ -307,6 +320,7 @@ bool Merge(const std::vector<Report>& shards, Report* out, std::string* error) {
   out->results.clear();
   out->expectation_differences.clear();
   std::set<int> indices;
+  std::map<std::string, std::string> owner;  // result key -> the shard that carries it
   int count = -1;
   for (const Report& s : shards) {
     const std::string shard = s.context.value("shard", "");
@@ -357,6 +371,16 @@ bool Merge(const std::vector<Report>& shards, Report* out, std::string* error) {
       *error = "shard " + shard + " given twice";
       return false;
     }
+    // A result belongs to one shard: one that two shards carry is refused, not counted twice.
+    for (const TestResult& r : s.results) {
+      const std::string key = r.dtype + "/" + r.property + "/" + r.family;
+      auto [it, fresh] = owner.emplace(key, shard);
+      if (!fresh) {
+        *error =
+            fmt::format("the result {} is given twice (shards {} and {})", key, it->second, shard);
+        return false;
+      }
+    }
     out->results.insert(out->results.end(), s.results.begin(), s.results.end());
     out->expectation_differences.insert(out->expectation_differences.end(),
                                         s.expectation_differences.begin(),
@@ -369,6 +393,11 @@ bool Merge(const std::vector<Report>& shards, Report* out, std::string* error) {
         missing += fmt::format("{}{}/{}", missing.empty() ? "" : ", ", i, count);
     }
     *error = fmt::format("{} of {} shards given; missing {}", indices.size(), count, missing);
+    return false;
+  }
+  // Shards without results certify nothing: "0 results: CONFORMANT" is not a verdict.
+  if (out->results.empty()) {
+    *error = fmt::format("the {} shards hold no results", shards.size());
     return false;
   }
   std::sort(out->expectation_differences.begin(), out->expectation_differences.end());

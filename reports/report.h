@@ -21,7 +21,8 @@ int Severity(results::Status s);  // Waived < NotSupported < Pass < ... < Crash
 // The worst status of each (property, dtype) over row families.
 std::map<Key, results::Status> Aggregate(const std::vector<results::TestResult>& results);
 
-// Expectations, also the waiver file: {"entries": [{"property", "dtype", "status", "reason"}]}.
+// Expectations, also the waiver file: {"entries": [{"property", "dtype", "status", "reason"}]},
+// read by the strict reader; a (property, dtype) given twice is refused.
 struct Expectation {
   results::Status status;
   std::string reason;
@@ -54,9 +55,12 @@ bool Conformant(const Report& report);
 void SortResults(std::vector<results::TestResult>* results);
 nlohmann::json ReportToJson(const Report& report);  // adds summary and verdict
 // Reads a report written by ReportToJson; an empty error means success. The JSON is validated
-// against the embedded schema first (errors name the JSON path); ReadReport also refuses a
-// report.json that its report.manifest.json does not list (an interrupted publication).
+// against the embedded schema first (errors name the JSON path); a result given twice (the
+// same dtype, property and family) is refused.
 Report ReportFromJson(const nlohmann::json& j, std::string* error);
+// Reads report.json as part of its verified set (report_set.h: ReadReportSet), by the bounded
+// strict reader (results/strict_json.h: no duplicate keys, limited depth and sizes), with each
+// failure's row file from the set; anything amiss is an error naming the file.
 bool ReadReport(const std::string& path, Report* out, std::string* error);
 
 // Parses a shard "I/N" in canonical decimal (no sign, no leading zeros, no spaces), 0 <= I < N.
@@ -66,7 +70,8 @@ bool ParseShard(const std::string& text, int* index, int* count);
 // union of results and of expectation differences. Refuses (with the reason) an incomplete
 // shard, a filtered one (context "filters" not empty, or absent), shards of different profile,
 // seed or plan_version, of samplers whose declarations differ in anything but the argument
-// (file_sha256 included), of different N, and a shard missing or given twice.
+// (file_sha256 included), of different N, a shard missing or given twice, a result that two
+// shards carry, and shards that together hold no results.
 bool Merge(const std::vector<Report>& shards, Report* out, std::string* error);
 
 // FIX / REGRESSION / DIFFERENCE / NEW per (property, dtype) between two reports. A change into

@@ -11,15 +11,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 
 #include "reports/html.h"
 #include "reports/junit.h"
 #include "reports/report_json.h"
 #include "reports/sha256.h"
+#include "results/strict_json.h"
 
 namespace sampcert::reports {
 namespace {
@@ -81,6 +80,45 @@ struct TempFolder {
   }
 };
 
+// A file name a set may hold: [A-Za-z0-9._-], not hidden (the temporaries are), no '/'.
+bool PlainName(const std::string& name) {
+  if (name.empty() || name.size() > 255 || name.front() == '.') return false;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+bool IsSha256Hex(const std::string& s) {
+  if (s.size() != 64) return false;
+  for (char c : s) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+// Each destination is absent, a file or a symlink (rename replaces either); anything else (a
+// directory where report.junit.xml goes) would fail mid-publication, so it is found first.
+std::string CheckDestinations(const fs::path& dir, const std::vector<std::string>& names) {
+  for (const std::string& name : names) {
+    struct stat st {};
+    const std::string path = (dir / name).string();
+    if (::lstat(path.c_str(), &st) != 0) {
+      if (errno == ENOENT) continue;
+      return Errno("cannot inspect " + path);
+    }
+    if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode)) {
+      return fmt::format(
+          "cannot publish the report set: {} is {}, not a file (the set already in {} is left "
+          "as it was)",
+          path, S_ISDIR(st.st_mode) ? "a directory" : "something else", dir.string());
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 std::string CheckWritableFolder(const std::string& dir) {
@@ -98,11 +136,16 @@ std::string CheckWritableFolder(const std::string& dir) {
 
 std::string PublishFiles(const std::string& dir_name,
                          const std::vector<std::pair<std::string, std::string>>& files,
-                         const std::function<void(const std::string&)>& after_publish) {
+                         const std::function<void(const std::string&)>& after_publish,
+                         const std::vector<std::pair<std::string, std::string>>& kept) {
   const fs::path dir(dir_name);
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return fmt::format("cannot create the report folder {}: {}", dir_name, ec.message());
+  std::vector<std::string> names;
+  for (const auto& f : files) names.push_back(f.first);
+  names.push_back(kManifestName);
+  if (std::string e = CheckDestinations(dir, names); !e.empty()) return e;
   RemoveStaleTemporaries(dir);
   std::string pattern = (dir / fmt::format("{}{}.XXXXXX", kTempPrefix, getpid())).string();
   if (::mkdtemp(pattern.data()) == nullptr) {
@@ -114,6 +157,9 @@ std::string PublishFiles(const std::string& dir_name,
     if (std::string e = WriteWhole((tmp.path / name).string(), text); !e.empty()) return e;
     manifest["files"].push_back({{"name", name}, {"sha256", Sha256Hex(text)}});
   }
+  for (const auto& [name, sha256] : kept) {
+    manifest["files"].push_back({{"name", name}, {"sha256", sha256}});
+  }
   if (std::string e = WriteWhole((tmp.path / kManifestName).string(), manifest.dump(2) + "\n");
       !e.empty()) {
     return e;
@@ -124,9 +170,6 @@ std::string PublishFiles(const std::string& dir_name,
   if (::unlink(manifest_path.c_str()) != 0 && errno != ENOENT) {
     return Errno("cannot remove the old " + manifest_path);
   }
-  std::vector<std::string> names;
-  for (const auto& f : files) names.push_back(f.first);
-  names.push_back(kManifestName);
   for (const std::string& name : names) {
     const std::string from = (tmp.path / name).string(), to = (dir / name).string();
     if (::rename(from.c_str(), to.c_str()) != 0) {
@@ -179,27 +222,91 @@ std::string WriteReportSet(const std::string& dir, const Report& report, std::st
   return PublishFiles(dir, files);
 }
 
-std::string CheckManifest(const std::string& json_path) {
-  const fs::path p(json_path);
-  const fs::path manifest = p.parent_path() / kManifestName;
-  std::error_code ec;
-  if (!fs::exists(manifest, ec)) return {};
-  try {
-    std::ifstream in(manifest);
-    const json m = json::parse(in);
-    std::ifstream r(json_path, std::ios::binary);
-    std::stringstream text;
-    text << r.rdbuf();
-    for (const json& f : m.at("files")) {
-      if (f.at("name").get<std::string>() != p.filename().string()) continue;
-      if (f.at("sha256").get<std::string>() == Sha256Hex(text.str())) return {};
-      return fmt::format("{} does not match {} (an interrupted or mixed report set)", json_path,
-                         manifest.string());
-    }
-  } catch (const std::exception& e) {
-    return fmt::format("unreadable {}: {}", manifest.string(), e.what());
+namespace {
+
+// The manifest's shape: {"files": [{"name": ..., "sha256": ...}, ...]}, names plain and unique,
+// the set's three reports among them.
+std::string ParseManifest(const json& m, const std::string& json_name,
+                          std::vector<std::pair<std::string, std::string>>* entries) {
+  if (!m.is_object() || m.size() != 1 || !m.contains("files") || !m["files"].is_array()) {
+    return "it must be {\"files\": [{\"name\": ..., \"sha256\": ...}, ...]}";
   }
-  return {};  // a manifest that does not list this file says nothing about it
+  std::set<std::string> seen;
+  for (const json& e : m["files"]) {
+    if (!e.is_object() || e.size() != 2 || !e.contains("name") || !e["name"].is_string() ||
+        !e.contains("sha256") || !e["sha256"].is_string()) {
+      return "each entry must be {\"name\": string, \"sha256\": string}";
+    }
+    const std::string name = e["name"].get<std::string>(), sha = e["sha256"].get<std::string>();
+    if (!PlainName(name) || name == kManifestName) {
+      return fmt::format("it lists '{}', which is not a plain file name of the set", name);
+    }
+    if (!IsSha256Hex(sha)) return fmt::format("the hash of {} is not 64 hex digits", name);
+    if (!seen.insert(name).second) return fmt::format("it lists {} twice", name);
+    entries->emplace_back(name, sha);
+  }
+  for (const std::string& required :
+       {json_name, std::string("report.html"), std::string("report.junit.xml")}) {
+    if (!seen.count(required)) {
+      return fmt::format("it does not list {}: not the manifest of this report's set", required);
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string ReadReportSet(const std::string& json_path, ReportSetFiles* out) {
+  const fs::path p(json_path);
+  const fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  const std::string manifest_path = (dir / kManifestName).string();
+  out->json_name = p.filename().string();
+  out->files.clear();
+  struct stat st {};
+  if (::lstat(manifest_path.c_str(), &st) != 0 && errno == ENOENT) {
+    return fmt::format(
+        "no {} beside it: the report set is not whole (its publication was interrupted, or "
+        "report.json was copied without the rest of its folder); run it again",
+        kManifestName);
+  }
+  json m;
+  std::string why;
+  if (!results::ReadJsonFile(manifest_path, results::JsonKind::kManifest,
+                             results::Symlinks::kRefuse, &m, &why)) {
+    return "unreadable manifest: " + why;
+  }
+  std::vector<std::pair<std::string, std::string>> entries;
+  if (std::string e = ParseManifest(m, out->json_name, &entries); !e.empty()) {
+    return fmt::format("{}: {}", manifest_path, e);
+  }
+  for (const auto& [name, sha256] : entries) {
+    // Row files have their own limit; the reports the report's.
+    const results::JsonKind kind =
+        name.rfind("row.", 0) == 0 ? results::JsonKind::kRowFile : results::JsonKind::kReport;
+    std::string text;
+    if (!results::ReadRegularFile((dir / name).string(), results::LimitsOf(kind).max_bytes,
+                                  results::Symlinks::kRefuse, &text, &why)) {
+      return fmt::format("{} of the report set: {}", name, why);
+    }
+    if (Sha256Hex(text) != sha256) {
+      return fmt::format(
+          "{} does not match its hash in {} (a mixed or altered report set: files of two runs, "
+          "or a file changed after publication)",
+          (dir / name).string(), kManifestName);
+    }
+    out->files.emplace(name, std::move(text));
+  }
+  return {};
+}
+
+std::string ReplaceSetFile(const std::string& dir, const ReportSetFiles& set,
+                           const std::string& name, const std::string& text) {
+  if (!set.files.count(name)) return fmt::format("{} is not a file of the report set", name);
+  std::vector<std::pair<std::string, std::string>> kept;
+  for (const auto& [other, contents] : set.files) {
+    if (other != name) kept.emplace_back(other, Sha256Hex(contents));
+  }
+  return PublishFiles(dir, {{name, text}}, {}, kept);
 }
 
 }  // namespace sampcert::reports

@@ -314,7 +314,8 @@ TEST(Merge, RefusesWhatIsNotOneRun) {
   auto shard = [](const std::string& s) {
     Report r = Synthetic();
     r.context["shard"] = s;
-    r.results.clear();
+    r.results.resize(1);
+    r.results[0].family = "of shard " + s;  // each shard carries its own result
     return r;
   };
   Report merged;
@@ -351,6 +352,47 @@ TEST(Merge, RefusesWhatIsNotOneRun) {
   Report moved = shard("1/2");  // the same plug-in at another path merges
   moved.sampler["argument"] = "/elsewhere/lib.so";
   EXPECT_TRUE(Merge({shard("0/2"), moved}, &merged, &why)) << why;
+  // Shards with no results, and a result two shards carry.
+  Report empty0 = shard("0/2"), empty1 = shard("1/2");
+  empty0.results.clear();
+  empty1.results.clear();
+  refused({empty0, empty1}, "hold no results");
+  Report carrying = shard("1/2");
+  carrying.results.push_back(shard("0/2").results[0]);
+  refused({shard("0/2"), carrying}, "is given twice (shards 0/2 and 1/2)");
+}
+
+// A report whose results repeat one (dtype, property, family) is refused by every reader.
+TEST(ReportJson, ARepeatedResultIsRefused) {
+  Report r = Synthetic();
+  r.results.push_back(r.results[1]);
+  std::string why;
+  ReportFromJson(ReportToJson(r), &why);
+  EXPECT_NE(why.find("/results/4: the result f32/DIST-1/flat_V64 is given twice"),
+            std::string::npos)
+      << why;
+}
+
+// Strings that overflowed std::regex's recursion (about 30,000 characters in a field with a
+// schema pattern) are refused by their length before any pattern runs.
+TEST(ReportJson, LongStringsInPatternedFieldsAreRefusedNotFatal) {
+  const nlohmann::json good = ReportToJson(Synthetic());
+  for (const char* pointer : {"/schema_version", "/context/plan_version", "/sampler/file_sha256",
+                              "/results/1/failure/row_file"}) {
+    nlohmann::json j = good;
+    std::string value = std::string(pointer) == "/schema_version" ? "2." : "row.";
+    value += std::string(300000, '1');
+    j[nlohmann::json::json_pointer(pointer)] = value;
+    std::string why;
+    ReportFromJson(j, &why);
+    EXPECT_NE(why.find(std::string(pointer) + ": String should be no more than"), std::string::npos)
+        << pointer << ": " << why;
+  }
+  nlohmann::json j = good;
+  j["verdict"]["expectation_differences"] = {"FIX " + std::string(300000, 'x')};
+  std::string why;
+  ReportFromJson(j, &why);
+  EXPECT_NE(why.find("/verdict/expectation_differences/0"), std::string::npos) << why;
 }
 
 TEST(Shard, OnlyCanonicalForms) {

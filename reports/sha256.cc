@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 
@@ -34,6 +35,12 @@ std::string Sha256Hex(std::string_view data) {
 }
 
 std::string FileSha256(const std::string& path, std::string* error) {
+  // A plug-in is a regular file: /dev/zero or a FIFO given as --sampler would be read forever.
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec)) {
+    *error = path + " is not a regular file (a plug-in is a shared library file)";
+    return {};
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     *error = "cannot read " + path + ": " + std::strerror(errno);

@@ -92,6 +92,24 @@ std::string Hex(const char* format, unsigned v) {
 
 }  // namespace
 
+bool IsBidiControl(char32_t cp) {
+  return cp == 0x061C || cp == 0x200E || cp == 0x200F || (cp >= 0x202A && cp <= 0x202E) ||
+         (cp >= 0x2066 && cp <= 0x2069);
+}
+
+std::string VisibleBidi(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  ForEachCodePoint(text, [&](char32_t cp) {
+    if (IsBidiControl(cp)) {
+      out += Hex("\\u%04X", static_cast<unsigned>(cp));
+    } else {
+      AppendUtf8(cp, &out);
+    }
+  });
+  return out;
+}
+
 std::string SanitizeUtf8(std::string_view text) {
   std::string out;
   out.reserve(text.size());
@@ -105,7 +123,7 @@ std::string EscapeForTerminal(std::string_view text) {
   ForEachCodePoint(text, [&](char32_t cp) {
     if (cp < 0x20 || cp == 0x7F) {
       out += Hex("\\x%02x", static_cast<unsigned>(cp));
-    } else if (cp >= 0x80 && cp <= 0x9F) {
+    } else if ((cp >= 0x80 && cp <= 0x9F) || IsBidiControl(cp)) {
       out += Hex("\\u%04x", static_cast<unsigned>(cp));
     } else {
       AppendUtf8(cp, &out);
@@ -128,7 +146,7 @@ std::string XmlEscape(std::string_view text) {
     }
     if ((cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r')) {
       out += Hex("\\x%02x", static_cast<unsigned>(cp));
-    } else if (cp == 0xFFFE || cp == 0xFFFF) {
+    } else if (cp == 0xFFFE || cp == 0xFFFF || IsBidiControl(cp)) {
       out += Hex("\\u%04X", static_cast<unsigned>(cp));
     } else {
       AppendUtf8(cp, &out);

@@ -2,7 +2,8 @@
 // file) is bytes, not UTF-8, until proven otherwise. These functions make it safe where it goes:
 // JSON (valid UTF-8 only; nlohmann throws type_error 316 otherwise), the terminal (no control
 // characters: an ANSI escape in a name must not clear the screen or paint a fake verdict), and
-// XML 1.0 (which forbids most C0 controls and U+FFFE/U+FFFF even as character references).
+// XML 1.0 (which forbids most C0 controls and U+FFFE/U+FFFF even as character references), and
+// none of them passes a bidirectional control raw.
 #ifndef SAMPCERT_RESULTS_TEXT_H_
 #define SAMPCERT_RESULTS_TEXT_H_
 
@@ -16,14 +17,24 @@ namespace sampcert::results {
 // U+FFFD, as the WHATWG decoder does. The one sanitizer used wherever text enters JSON.
 std::string SanitizeUtf8(std::string_view text);
 
-// For the terminal: SanitizeUtf8, then C0 controls, DEL and C1 controls (U+0080..U+009F, which
-// some terminals also obey) written as \xNN / \u00NN. Newline and tab are escaped too: one field
-// stays on one line. Backslashes stay as they are, so a shell-quoted command stays pasteable.
+// The controls that reorder the text around them (U+061C, U+200E, U+200F, U+202A..U+202E,
+// U+2066..U+2069): a name ending in U+202E shows what follows it reversed, so a verdict or a
+// path can read as something else. Every output writes them as visible text, never raw.
+bool IsBidiControl(char32_t cp);
+
+// SanitizeUtf8, then each bidirectional control written as the visible text \u202E (for HTML,
+// whose own escaping then handles the markup characters).
+std::string VisibleBidi(std::string_view text);
+
+// For the terminal: SanitizeUtf8, then C0 controls, DEL, C1 controls (U+0080..U+009F, which
+// some terminals also obey) and bidirectional controls written as \xNN / \u00NN / \u202e.
+// Newline and tab are escaped too: one field stays on one line. Backslashes stay as they are,
+// so a shell-quoted command (ShellQuote writes such bytes as $'\xNN') stays pasteable.
 std::string EscapeForTerminal(std::string_view text);
 
 // For XML 1.0 character data and attribute values: SanitizeUtf8, markup characters escaped,
 // characters XML 1.0 forbids (C0 controls other than tab, newline and carriage return,
-// U+FFFE, U+FFFF) written as the visible text \xNN / \uFFFE.
+// U+FFFE, U+FFFF) and bidirectional controls written as the visible text \xNN / \uFFFE.
 std::string XmlEscape(std::string_view text);
 
 }  // namespace sampcert::results

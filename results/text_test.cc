@@ -75,7 +75,19 @@ TEST(XmlEscape, OnlyCharactersXml10Allows) {
   EXPECT_EQ(XmlEscape("\xF0\x9F\x98\x80"), "\xF0\x9F\x98\x80");
 }
 
-// What a shell makes of the quoted word is the word: run it through /bin/sh and compare.
+// What bash makes of the quoted word is the word: run it through bash and compare.
+std::string ThroughBash(const std::string& quoted, int* status) {
+  std::string cmd = "printf '%s' " + quoted, sh = "'";
+  for (char c : cmd) sh += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  FILE* p = popen(("bash -c " + sh + "'").c_str(), "r");
+  if (p == nullptr) return "(popen failed)";
+  std::string got;
+  char buf[256];
+  while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) got.append(buf, n);
+  *status = pclose(p);
+  return got;
+}
+
 TEST(ShellQuote, TheShellReadsBackTheSameWord) {
   EXPECT_EQ(ShellQuote("stable_cpu"), "stable_cpu");
   EXPECT_EQ(ShellQuote("/tmp/lib-1.2/x.so"), "/tmp/lib-1.2/x.so");
@@ -87,21 +99,63 @@ TEST(ShellQuote, TheShellReadsBackTheSameWord) {
   for (const std::string& word :
        {std::string("/tmp/$(touch ") + marker + ")/p.so", std::string("a b"), std::string("`id`"),
         std::string("x;touch ") + marker, std::string("'\"\\$HOME"), std::string("*"),
-        std::string("=ls"), std::string("new\nline")}) {
-    const std::string cmd = "printf '%s' " + ShellQuote(word);
-    FILE* p = popen(cmd.c_str(), "r");
-    ASSERT_NE(p, nullptr);
-    std::string got;
-    char buf[256];
-    while (std::size_t n = std::fread(buf, 1, sizeof buf, p)) got.append(buf, n);
-    EXPECT_EQ(pclose(p), 0) << cmd;
-    EXPECT_EQ(got, word) << cmd;
+        std::string("=ls"), std::string("new\nline"),
+        std::string("caf\xC3\xA9 $(touch ") + marker + ")"}) {
+    int status = -1;
+    EXPECT_EQ(ThroughBash(ShellQuote(word), &status), word) << ShellQuote(word);
+    EXPECT_EQ(status, 0);
   }
   EXPECT_EQ(ShellJoin({"sampcert", "run", "--sampler", "/a b/$(x).so", "--case", "3"}),
             "sampcert run --sampler '/a b/$(x).so' --case 3");
   FILE* f = std::fopen(marker.c_str(), "r");
   EXPECT_EQ(f, nullptr) << "a quoted word ran a command";
   if (f) std::fclose(f);
+}
+
+// A word with bytes the terminal would not show as themselves is written $'...' with \xNN:
+// printing the line changes nothing (EscapeForTerminal leaves it alone) and pasting it passes
+// exactly the bytes. Before, the terminal's escaping turned a newline inside '...' into the
+// four characters \x0a.
+TEST(ShellQuote, ControlBytesAreAnsiCQuotedExactlyAndTerminalSafe) {
+  EXPECT_EQ(ShellQuote("a\nb\tc\x1b"
+                       "d\re"),
+            "$'a\\x0ab\\x09c\\x1b"
+            "d\\x0de'");
+  EXPECT_EQ(ShellQuote("x\xff'\\"), "$'x\\xff\\'\\\\'");
+  EXPECT_EQ(ShellQuote("r\xE2\x80\xAEl"), "$'r\\xe2\\x80\\xael'");  // U+202E
+  EXPECT_EQ(ShellQuote("\xC2\x9B"
+                       "1"),
+            "$'\\xc2\\x9b"
+            "1'");                                                // C1 CSI, then a digit
+  EXPECT_EQ(ShellQuote("caf\xC3\xA9\n"), "$'caf\xC3\xA9\\x0a'");  // valid UTF-8 stays
+  std::srand(11);
+  for (int n = 0; n < 120; ++n) {
+    std::string word;
+    for (int k = 0; k < 10; ++k) {
+      const int b = 1 + std::rand() % 255;  // no NUL: an argument cannot hold one
+      word += static_cast<char>(b);
+    }
+    const std::string quoted = ShellQuote(word);
+    EXPECT_EQ(EscapeForTerminal(quoted), quoted) << n;
+    int status = -1;
+    EXPECT_EQ(ThroughBash(quoted, &status), word) << quoted;
+    EXPECT_EQ(status, 0);
+  }
+}
+
+TEST(Bidi, ControlsAreVisibleTextInEveryOutput) {
+  const std::string name =
+      "abc\xE2\x80\xAE"
+      "def\xE2\x81\xA6\xE2\x80\x8F\xD8\x9C";
+  EXPECT_EQ(EscapeForTerminal(name), "abc\\u202edef\\u2066\\u200f\\u061c");
+  EXPECT_EQ(XmlEscape(name), "abc\\u202Edef\\u2066\\u200F\\u061C");
+  EXPECT_EQ(VisibleBidi(name), "abc\\u202Edef\\u2066\\u200F\\u061C");
+  for (char32_t cp : {0x061C, 0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066,
+                      0x2067, 0x2068, 0x2069}) {
+    EXPECT_TRUE(IsBidiControl(cp)) << static_cast<unsigned>(cp);
+  }
+  EXPECT_FALSE(IsBidiControl(0x200D));  // zero-width joiner: part of emoji, not a reordering
+  EXPECT_FALSE(IsBidiControl(0x05D0));  // Hebrew letters stay as they are
 }
 
 }  // namespace

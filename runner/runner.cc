@@ -20,6 +20,7 @@
 
 #include "properties/reproduction.h"
 #include "results/result_json.h"
+#include "results/strict_json.h"
 
 namespace sampcert::runner {
 
@@ -345,10 +346,9 @@ Expected<std::vector<TestResult>> CheckWorkerMessage(const std::string& message,
     return Error{ErrorCode::kInternal, fmt::format("{}; received {}", why, Snippet(message))};
   };
   json j;
-  try {
-    j = json::parse(message);
-  } catch (const std::exception&) {
-    return bad("the worker's result is not JSON");
+  std::string why;
+  if (!results::ParseJson(message, results::JsonKind::kWorkerMessage, &j, &why)) {
+    return bad("the worker's result is not JSON within the reader's limits (" + why + ")");
   }
   if (!j.is_object() || !j.contains("nonce") || j["nonce"] != nonce) {
     return bad("the worker's result does not carry this item's nonce (not the runner's message)");
@@ -479,11 +479,8 @@ Expected<adapters::SamplerInfo> Describe(const SamplerOpener& open, const RunOpt
     return fail(fmt::format("loading it used more than {} s of CPU{}", o.item_timeout_s, call));
   }
   json j;
-  try {
-    j = json::parse(w.output);
-  } catch (const std::exception&) {
-    j = nullptr;
-  }
+  std::string why;
+  if (!results::ParseJson(w.output, results::JsonKind::kWorkerMessage, &j, &why)) j = nullptr;
   if (!j.is_object() || j.value("nonce", "") != nonce) {
     return fail(death.empty() ? "the describe worker exited with status 0 without a declaration"
                               : death);

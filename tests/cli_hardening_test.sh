@@ -101,11 +101,15 @@ run_case merge.ok 1 "$sampcert" report merge "$work/shard0/report.json" "$work/s
 run_case merge.missing_shard 2 "$sampcert" report merge "$work/shard0/report.json" --out "$work/m1"
 run_case merge.different_n 2 "$sampcert" report merge "$work/shard0/report.json" "$work/shard0of3/report.json" --out "$work/m2"
 run_case merge.filtered 2 "$sampcert" report merge "$work/shard0/report.json" "$work/filtered/report.json" --out "$work/m3"
-# Edited copies of shard 1: python rewrites one field.
-edit() {  # edit OUT PYTHON-STATEMENT (on the dict r)
-  mkdir -p "$(dirname "$1")"
+# Edited copies of a shard's whole set (shard 1 unless named): python rewrites one field of
+# report.json and the manifest is rewritten to match, so the readers get to the check under test.
+reseal="$(dirname "$0")/support/reseal_report.py"
+edit() {  # edit OUT PYTHON-STATEMENT (on the dict r) [SHARD]
+  local dir
+  dir="$(dirname "$1")"
+  rm -rf "$dir" && cp -r "$work/${3:-shard1}" "$dir"
   "$py" -c "import json,sys; r=json.load(open(sys.argv[1])); $2; json.dump(r, open(sys.argv[2],'w'))" \
-    "$work/shard1/report.json" "$1"
+    "$work/${3:-shard1}/report.json" "$1" && "$py" "$reseal" "$dir"
 }
 edit "$work/bogus/report.json" 'r["results"][0]["status"]="Bogus"'
 edit "$work/wrongtype/report.json" 'r["results"][0]["cases"]="many"'
@@ -114,7 +118,7 @@ edit "$work/incomplete/report.json" 'r.setdefault("completeness",{})["complete"]
 edit "$work/otherplan/report.json" 'r["context"]["plan_version"]="ffffffffffffffff"'
 edit "$work/allcrash/report.json" 'r["results"]=[dict(res, property="ALL", family=res["dtype"], status="Crash") for res in r["results"][:1]]'
 # A name with ANSI escapes (valid UTF-8) and one with U+FFFE, in reports re-read by the tools.
-edit "$work/ansi0/report.json" 'r["sampler"]["name"]="\x1b[2J\x1b[32mCONFORMANT\x1b[0m"; r["context"]["shard"]="0/2"'
+edit "$work/ansi0/report.json" 'r["sampler"]["name"]="\x1b[2J\x1b[32mCONFORMANT\x1b[0m"' shard0
 edit "$work/ansi1/report.json" 'r["sampler"]["name"]="\x1b[2J\x1b[32mCONFORMANT\x1b[0m"'
 edit "$work/fffe/report.json" 'r["sampler"]["name"]="x\ufffe\uffff"; r["results"][0]["family"]="\ufffe"'
 run_case text.ansi_name_in_merge_summary 1 "$sampcert" report merge "$work/ansi0/report.json" "$work/ansi1/report.json" --out "$work/m9"
