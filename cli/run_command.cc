@@ -18,6 +18,7 @@
 #include "properties/conformance.h"
 #include "registry/open_sampler.h"
 #include "reports/report.h"
+#include "reports/report_fallback.h"
 #include "reports/report_json.h"
 #include "reports/report_set.h"
 #include "reports/sha256.h"
@@ -86,6 +87,8 @@ bool IsPluginPath(const std::string& s) {
   return s.find('/') != std::string::npos || s.ends_with(".so");
 }
 
+}  // namespace
+
 // A worker's address-space limit: the machine's physical memory, so that a runaway allocation
 // fails in the worker (a Crash) instead of swapping the host. None under AddressSanitizer, whose
 // shadow memory reserves terabytes of address space; there an out-of-memory worker ends with
@@ -106,8 +109,6 @@ uint64_t DefaultMemoryLimit() {
   return std::max<uint64_t>(uint64_t{4} << 30,
                             static_cast<uint64_t>(pages) * static_cast<uint64_t>(page));
 }
-
-}  // namespace
 
 int RunRun(const RunRequest& req, std::ostream& out, std::ostream& err) {
   const auto S = [](const std::string& s) { return results::EscapeForTerminal(s); };
@@ -154,6 +155,7 @@ int RunRun(const RunRequest& req, std::ostream& out, std::ostream& err) {
   opts.only_dtype = req.only_dtype;
   opts.only_item = req.only_item;
   opts.only_case = req.only_case;
+  opts.warn = [&err](const std::string& w) { fmt::print(err, "warning: {}\n", w); };
   // An item must return exactly the keys the plan requires (and the runner's ABI-1).
   opts.expected_keys = [](const properties::Plan& p, const properties::PlanItem& item,
                           const adapters::SamplerInfo& i, int64_t only_case) {
@@ -176,6 +178,17 @@ int RunRun(const RunRequest& req, std::ostream& out, std::ostream& err) {
   properties::PlanOptions plan_options;
   plan_options.max_draws = req.max_draws;
   const properties::Plan plan = properties::MakePlan(profile, info, req.seed, plan_options);
+  if (plan.items.empty()) {  // before the filters: with none given, they are not the cause
+    fmt::print(
+        err,
+        "error: sampler '{}' declares no dtype (capabilities: {}), so its plan has no "
+        "item: a sampler that declares nothing certifies nothing\n",
+        S(info.name),
+        info.capabilities == 0
+            ? "none"
+            : fmt::format("{}", fmt::join(adapters::CapabilityNames(info.capabilities), ", ")));
+    return 2;
+  }
   // Filters must select something: `--item nope` or `--dtype f16` for a sampler without f16
   // items would otherwise certify 0 results.
   {
@@ -276,7 +289,8 @@ int RunRun(const RunRequest& req, std::ostream& out, std::ostream& err) {
   report.incomplete_reason = ran->incomplete_reason;
 
   std::string path;
-  if (std::string why = reports::WriteReportSet(req.out_dir, report, &path); !why.empty()) {
+  if (std::string why = reports::WriteReportSetOrFallback(req.out_dir, report, &path);
+      !why.empty()) {
     fmt::print(err, "error: {}\n", S(why));
     return 2;
   }
@@ -300,6 +314,7 @@ int RunPlanDump(const RunRequest& req, std::ostream& out, std::ostream& err) {
   opts.isolate = !req.no_isolation;
   opts.item_timeout_s = req.item_timeout_s;
   opts.memory_limit_bytes = DefaultMemoryLimit();
+  opts.warn = [&err](const std::string& w) { fmt::print(err, "warning: {}\n", w); };
   const std::string sampler_arg = req.sampler;
   const std::optional<std::string> config = req.sampler_config;
   auto described = runner::Describe(

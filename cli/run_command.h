@@ -40,6 +40,10 @@ struct RunRequest {
 
 int RunRun(const RunRequest& request, std::ostream& out, std::ostream& err);
 
+// A worker's address-space limit for this build (0: none), for every command that opens a
+// sampler in a worker: `run`, `plan`, `info` and `sample`.
+uint64_t DefaultMemoryLimit();
+
 // `sampcert plan`: prints the plan `run` would run for the same sampler, profile, seed and
 // --max-draws (every statistical test's draws, looks, levels and budget cap, and the totals),
 // without running it. Exit codes: 0, or 2 for usage errors and a sampler that cannot be loaded.
