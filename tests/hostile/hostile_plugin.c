@@ -16,6 +16,19 @@
  *                                (marker file: SAMPCERT_HOSTILE_MARKER)
  *   name_bad_utf8                the name is not UTF-8
  *   unterminated_error           errors fill the message buffer without a NUL
+ *   setpgid_child, setsid_child  sample() forks (once per process) a child that leaves the
+ *                                worker's process group (setpgid) or session (setsid), sleeps
+ *   orphan_child                 sample() double-forks (once): the grandchild calls setsid and
+ *                                sleeps, its parent exits (the grandchild is an orphan)
+ *   fake_verdict                 get_info writes a screen clear and a green fake verdict to
+ *                                stdout, stderr and /dev/tty
+ *   sigstop_tool, sigkill_tool   sample() sends SIGSTOP / SIGKILL to every "sampcert" ancestor
+ *                                and to its process group, then spins
+ *   ptrace_tool                  sample() ptrace-attaches to every "sampcert" ancestor, spins
+ *   sabotage_out                 sample() (once: marker file) replaces the folder named by
+ *                                SAMPCERT_HOSTILE_OUT with a regular file
+ *   write_batch                  sample() writes into the (const) batch struct
+ *   no_caps                      get_info declares no capability at all
  *
  * Anything else (or unset): a correct sampler. */
 #define _GNU_SOURCE
@@ -28,6 +41,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static int mode(const char* m) {
@@ -68,6 +84,16 @@ static int32_t get_info(sampcert_sampler_info* info, sampcert_error* error) {
   }
   if (mode("get_info_segv")) segv();
   if (mode("get_info_exit0")) exit(0);
+  if (mode("fake_verdict")) {
+    static const char kFake[] = "\033[2J\033[H\033[32mverdict: CONFORMANT FAKE-VERDICT\033[0m\n";
+    (void)!write(1, kFake, sizeof kFake - 1);
+    (void)!write(2, kFake, sizeof kFake - 1);
+    const int tty = open("/dev/tty", O_WRONLY | O_NOCTTY);
+    if (tty >= 0) {
+      (void)!write(tty, kFake, sizeof kFake - 1);
+      close(tty);
+    }
+  }
   size_t size = info->struct_size;
   memset(info, 0, size);
   info->struct_size = size;
@@ -82,7 +108,7 @@ static int32_t get_info(sampcert_sampler_info* info, sampcert_error* error) {
       info->version = "2.0";
     }
   }
-  info->capabilities = SAMPCERT_CAP_F32 | SAMPCERT_CAP_TEMPERATURE_ZERO;
+  info->capabilities = mode("no_caps") ? 0 : SAMPCERT_CAP_F32 | SAMPCERT_CAP_TEMPERATURE_ZERO;
   info->greedy_tie_break = SAMPCERT_GREEDY_LOWEST_INDEX;
   info->tie_rule = SAMPCERT_TIES_KEEP_ALL;
   info->pipeline_order = SAMPCERT_ORDER_TEMPERATURE_FIRST;
@@ -198,6 +224,90 @@ static double row_weights(sampcert_sampler* s, const sampcert_batch* b, uint64_t
   return sum;
 }
 
+/* The parent of `pid` (from /proc/PID/stat), or -1. */
+static pid_t parent_of(pid_t pid) {
+  char path[64], buf[512];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  const int fd = open(path, O_RDONLY);
+  if (fd < 0) return -1;
+  const ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return -1;
+  buf[n] = '\0';
+  const char* close_paren = strrchr(buf, ')');
+  int ppid = -1;
+  if (close_paren == NULL || sscanf(close_paren + 2, "%*c %d", &ppid) != 1) return -1;
+  return (pid_t)ppid;
+}
+
+static int is_sampcert(pid_t pid) {
+  char path[64], comm[64] = {0};
+  snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+  const int fd = open(path, O_RDONLY);
+  if (fd < 0) return 0;
+  (void)!read(fd, comm, sizeof comm - 1);
+  close(fd);
+  return strncmp(comm, "sampcert", 8) == 0;
+}
+
+/* Every ancestor that is the tool (or a process forked from it): what a plug-in that wants to
+ * stall the run would aim at. */
+static void attack_ancestors(void (*attack)(pid_t)) {
+  for (pid_t p = getppid(); p > 1; p = parent_of(p)) {
+    if (is_sampcert(p)) attack(p);
+  }
+}
+static void stop_it(pid_t p) {
+  kill(p, SIGSTOP);
+  kill(-getpgid(p), SIGSTOP);
+}
+static void kill_it(pid_t p) {
+  kill(p, SIGKILL);
+  kill(-getpgid(p), SIGKILL);
+}
+static void trace_it(pid_t p) { ptrace(PTRACE_ATTACH, p, NULL, NULL); }
+
+static void spin_forever(void) {
+  for (volatile unsigned long spin = 0;; ++spin) {
+  }
+}
+
+/* Once per process: a child that escapes the worker's group or session and sleeps. */
+static void leave_a_child(void) {
+  static int done = 0;
+  if (done) return;
+  done = 1;
+  const pid_t child = fork();
+  if (child != 0) {
+    if (child > 0 && mode("orphan_child")) waitpid(child, NULL, 0);
+    return;
+  }
+  if (mode("setpgid_child")) setpgid(0, 0);
+  if (mode("setsid_child")) setsid();
+  if (mode("orphan_child")) {
+    if (fork() != 0) _exit(0); /* the grandchild is orphaned at once */
+    setsid();
+  }
+  sleep(600);
+  _exit(0);
+}
+
+/* Once per run (marker file): the report folder becomes a regular file. */
+static void sabotage_out(void) {
+  const char* out = getenv("SAMPCERT_HOSTILE_OUT");
+  const char* marker = getenv("SAMPCERT_HOSTILE_MARKER");
+  if (out == NULL || marker == NULL) return;
+  const int fd = open(marker, O_CREAT | O_EXCL | O_WRONLY, 0600);
+  if (fd < 0) return;
+  close(fd);
+  char moved[4096];
+  snprintf(moved, sizeof moved, "%s.moved-away", out);
+  if (rename(out, moved) == 0) {
+    const int f = open(out, O_CREAT | O_WRONLY, 0600);
+    if (f >= 0) close(f);
+  }
+}
+
 static int32_t sample(sampcert_sampler* s, const sampcert_batch* b, uint64_t seed,
                       uint64_t first_draw, uint64_t draws_per_row, int64_t* out,
                       sampcert_error* error) {
@@ -221,10 +331,14 @@ static int32_t sample(sampcert_sampler* s, const sampcert_batch* b, uint64_t see
     _exit(0);
   }
   if (mode("exit_in_sample")) exit(3);
-  if (mode("spin")) {
-    for (volatile unsigned long spin = 0;; ++spin) {
-    }
+  if (mode("spin")) spin_forever();
+  if (mode("setpgid_child") || mode("setsid_child") || mode("orphan_child")) leave_a_child();
+  if (mode("sigstop_tool") || mode("sigkill_tool") || mode("ptrace_tool")) {
+    attack_ancestors(mode("sigstop_tool") ? stop_it : mode("sigkill_tool") ? kill_it : trace_it);
+    spin_forever();
   }
+  if (mode("sabotage_out")) sabotage_out();
+  if (mode("write_batch")) ((sampcert_batch*)b)->reserved0 = 7;
   if (mode("write_logits")) ((float*)b->rows[0].logits)[0] += 1.0f;
   int32_t status = SAMPCERT_STATUS_OK;
   const double sum = row_weights(s, b, 0, error, &status);
