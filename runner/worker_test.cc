@@ -83,15 +83,31 @@ TEST(Worker, TheFilterRefusesSignalsAndTracesAimedAtTheTool) {
   // Signal 0 only checks permission, and PTRACE_SEIZE does not stop: nothing here can harm the
   // test process should the filter fail.
   auto spawned = Worker::Spawn(WorkerLimits{}, [tool] {
-    auto refused = [](long r) { return r == -1 && errno == EPERM ? "refused" : "allowed"; };
-    const pid_t supervisor = getppid();
-    const long seized = ptrace(PTRACE_SEIZE, tool, nullptr, nullptr);
+    std::string out;
+    auto say = [&out](const char* what, long r) {
+      out += fmt::format("{}{}:{}", out.empty() ? "" : " ", what,
+                         r == -1 && (errno == EPERM || errno == EACCES) ? "refused" : "allowed");
+    };
+    // The ways around the filter through /proc: closed while the tool is non-dumpable.
+    auto open_proc = [tool](const char* what, int flags) {
+      const int fd = open(fmt::format("/proc/{}/{}", tool, what).c_str(), flags);
+      if (fd >= 0) close(fd);
+      return fd;
+    };
+    say("tool", kill(tool, 0));
+    say("supervisor", kill(getppid(), 0));
+    say("tool-group", kill(-getpgid(tool), 0));
+    say("all", kill(-1, 0));
+    say("ptrace", ptrace(PTRACE_SEIZE, tool, nullptr, nullptr));
+    say("mem", open_proc("mem", O_RDWR));
+    say("fd", open_proc("fd/1", O_WRONLY));
+    say("own-group", kill(0, 0));
+    say("self", kill(getpid(), 0));
+    // Inherited across exec: a shell's kill is refused too.
     const int exec_kill = std::system(fmt::format("kill -0 {} 2>/dev/null", tool).c_str());
-    return fmt::format(
-        "tool:{} supervisor:{} tool-group:{} all:{} ptrace:{} own-group:{} self:{} exec:{}",
-        refused(kill(tool, 0)), refused(kill(supervisor, 0)), refused(kill(-getpgid(tool), 0)),
-        refused(kill(-1, 0)), refused(seized), refused(kill(0, 0)), refused(kill(getpid(), 0)),
-        exec_kill != 0 ? "refused" : "allowed");
+    errno = EPERM;
+    say("exec", exec_kill != 0 ? -1 : 0);
+    return out;
   });
   ASSERT_TRUE(spawned.ok()) << spawned.error().message;
   Worker& w = spawned.value();
@@ -99,7 +115,7 @@ TEST(Worker, TheFilterRefusesSignalsAndTracesAimedAtTheTool) {
   EXPECT_EQ(w.FilterProblem(), "");
   EXPECT_EQ(w.message(),
             "tool:refused supervisor:refused tool-group:refused all:refused ptrace:refused "
-            "own-group:allowed self:allowed exec:refused");
+            "mem:refused fd:refused own-group:allowed self:allowed exec:refused");
 }
 
 TEST(Worker, ATimedOutBodyIsKilledWithItsTree) {
