@@ -43,8 +43,9 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::size_t kOutputKept = 4096;  // of the body's stdout + stderr, the last bytes
 constexpr std::size_t kOutputShown = 300;  // of those, what a Crash note quotes
-constexpr double kGraceSeconds = 5;        // for a supervisor asked to end its body
-constexpr double kCleanupSeconds = 4;      // for a supervisor killing what is left below it
+constexpr std::size_t kMaxMessage = std::size_t{256} << 20;  // far above any item's results
+constexpr double kGraceSeconds = 5;    // for a supervisor asked to end its body
+constexpr double kCleanupSeconds = 4;  // for a supervisor killing what is left below it
 
 // The tool is non-dumpable while it has workers: then neither ptrace nor /proc/TOOL/mem,
 // /proc/TOOL/fd nor pidfd_getfd reach it from a process of the same user (nor from root's,
@@ -280,17 +281,20 @@ double Worker::Seconds() const {
   return std::chrono::duration<double>(Clock::now() - started_).count();
 }
 
-void Worker::Drain() {
+void Worker::Drain(std::size_t max_bytes) {
   char buf[65536];
   for (UniqueFd* fd : {&channel_, &output_}) {
-    while (fd->valid()) {
+    // Bounded per call: a body that writes without end must not keep the tool in here.
+    for (std::size_t got = 0; fd->valid() && got < max_bytes;) {
       const ssize_t n = read(fd->get(), buf, sizeof buf);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) break;  // EOF, or nothing more now (EAGAIN)
-      std::string& to = fd == &channel_ ? message_ : printed_;
-      to.append(buf, static_cast<std::size_t>(n));
-      if (fd == &output_ && printed_.size() > 2 * kOutputKept) {
-        printed_.erase(0, printed_.size() - kOutputKept);
+      got += static_cast<std::size_t>(n);
+      if (fd == &output_) {
+        printed_.append(buf, static_cast<std::size_t>(n));
+        if (printed_.size() > 2 * kOutputKept) printed_.erase(0, printed_.size() - kOutputKept);
+      } else if (message_.size() < kMaxMessage) {  // past it the message is refused as garbage
+        message_.append(buf, static_cast<std::size_t>(n));
       }
     }
   }
@@ -326,7 +330,7 @@ WorkerEnd Worker::Reap() {
   int status = 0;
   while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
   }
-  Drain();
+  Drain(kMaxMessage);  // the writers are gone: to the end of both pipes
   e.status = shared_->body_reported != 0 ? shared_->body_status : status;
   e.cpu_s = shared_->body_cpu_s;
   e.killed_by_us = terminated_;

@@ -61,8 +61,9 @@ class Worker {
   int channel_fd() const { return channel_.get(); }
   int output_fd() const { return output_.get(); }
   double Seconds() const;  // since Spawn
-  void Drain();            // reads whatever both descriptors hold now
-  bool Exited() const;     // has the supervisor exited (not reaped yet)?
+  // Reads what both descriptors hold now, up to `max_bytes` from each.
+  void Drain(std::size_t max_bytes = std::size_t{4} << 20);
+  bool Exited() const;  // has the supervisor exited (not reaped yet)?
   // Asks the supervisor to end the body now; the end then counts as killed_by_us.
   void Terminate();
   // Waits for the supervisor (after Terminate: at most a grace period, then kills everything

@@ -29,6 +29,7 @@
  *                                SAMPCERT_HOSTILE_OUT with a regular file
  *   write_batch                  sample() writes into the (const) batch struct
  *   no_caps                      get_info declares no capability at all
+ *   flood_output                 sample() writes to stdout without end
  *
  * Anything else (or unset): a correct sampler. */
 #define _GNU_SOURCE
@@ -339,6 +340,10 @@ static int32_t sample(sampcert_sampler* s, const sampcert_batch* b, uint64_t see
   }
   if (mode("sabotage_out")) sabotage_out();
   if (mode("write_batch")) ((sampcert_batch*)b)->reserved0 = 7;
+  if (mode("flood_output")) {
+    static const char kLine[] = "flooding the tool's stdout, if it were ours\n";
+    for (;;) (void)!write(1, kLine, sizeof kLine - 1);
+  }
   if (mode("write_logits")) ((float*)b->rows[0].logits)[0] += 1.0f;
   int32_t status = SAMPCERT_STATUS_OK;
   const double sum = row_weights(s, b, 0, error, &status);

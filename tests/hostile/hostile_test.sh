@@ -221,6 +221,15 @@ sys.exit(0 if n.startswith("hostile\ufffd") else 1)' "$out/report.json" ||
     ! grep -q FAKE-VERDICT stdout stderr || fail "the plug-in's output reached the terminal"
     ! grep -q $'\x1b' stdout stderr || fail "an escape sequence reached the terminal"
     ;;
+  flood_output)
+    # Endless output of the worker neither reaches the terminal nor starves the run: the item
+    # is a Timeout on its CPU time, and the tool's own output stays a few lines.
+    SAMPCERT_HOSTILE=flood_output "$sampcert" run --sampler "$plugin" --profile quick \
+      --item f32/near_ties_V16 --item-timeout 2 --out "$out" >stdout 2>stderr
+    rc=$?; expect_rc 1
+    expect_report '"status": "Timeout"'
+    [ "$(wc -c <stdout)" -lt 65536 ] || fail "the worker's output reached the tool's stdout"
+    ;;
   sigstop_tool | sigkill_tool | ptrace_tool)
     # A plug-in that stops, kills or traces the tool (and its process group): refused by the
     # workers' system-call filter, so SIGTERM still ends the run with a report.
