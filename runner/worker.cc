@@ -167,6 +167,7 @@ void WaitForBody(pid_t body, const sigset_t& waited, SharedPage* shared) {
   prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (getppid() != tool) _exit(0);  // the tool died before prctl: nobody reads us
   prctl(PR_SET_CHILD_SUBREAPER, 1);
+  signal(SIGCHLD, SIG_DFL);  // never SIG_IGN (a host's choice): the body must stay waitable
   sigset_t waited;
   sigemptyset(&waited);
   sigaddset(&waited, SIGTERM);

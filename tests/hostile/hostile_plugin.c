@@ -259,12 +259,14 @@ static void attack_ancestors(void (*attack)(pid_t)) {
   }
 }
 static void stop_it(pid_t p) {
+  const pid_t group = getpgid(p);
   kill(p, SIGSTOP);
-  kill(-getpgid(p), SIGSTOP);
+  if (group > 1) kill(-group, SIGSTOP);
 }
 static void kill_it(pid_t p) {
+  const pid_t group = getpgid(p);
   kill(p, SIGKILL);
-  kill(-getpgid(p), SIGKILL);
+  if (group > 1) kill(-group, SIGKILL);
 }
 static void trace_it(pid_t p) { ptrace(PTRACE_ATTACH, p, NULL, NULL); }
 
