@@ -18,6 +18,7 @@ enum class Misbehavior {
   kBeforeOut,
   kIntoLogits,
   kIntoMask,
+  kIntoBatch,
   kUnterminated,
   kNoRow
 };
@@ -50,6 +51,7 @@ int32_t Sample(sampcert_sampler*, const sampcert_batch* b, uint64_t, uint64_t, u
       const_cast<float*>(static_cast<const float*>(b->rows[0].logits))[1] = 9;
       break;
     case Misbehavior::kIntoMask: const_cast<uint8_t*>(b->rows[0].mask)[0] = 0; break;
+    case Misbehavior::kIntoBatch: const_cast<sampcert_batch*>(b)->reserved0 = 1; break;
     case Misbehavior::kUnterminated:
       error->code = SAMPCERT_STATUS_INVALID_TEMPERATURE;
       error->row = 0;
@@ -118,7 +120,8 @@ TEST(AbiGuard, EachViolationIsNamedWithItsCall) {
       {Misbehavior::kPastOut, "sample() wrote past the end of its output buffer"},
       {Misbehavior::kBeforeOut, "sample() wrote before the start of its output buffer"},
       {Misbehavior::kIntoLogits, "sample() wrote into row 0's logits (a const input)"},
-      {Misbehavior::kIntoMask, "sample() wrote into row 0's mask (a const input)"}};
+      {Misbehavior::kIntoMask, "sample() wrote into row 0's mask (a const input)"},
+      {Misbehavior::kIntoBatch, "sample() wrote into the batch struct (a const input)"}};
   for (const auto& [mode, message] : cases) {
     const Call c = CallWith(mode);
     EXPECT_TRUE(c.ok);  // the call's result stands; ABI-1 reports the violation

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include "adapters/abi_conversions.h"
 
@@ -72,6 +73,9 @@ struct GuardedCall {
   std::vector<Guarded> logits, masks;
   std::vector<sampcert_row> rows, rows_copy;
   Guarded out;
+  // The batch struct itself is a const input too: the sampler gets a guarded copy of `header`.
+  sampcert_batch header{};
+  std::optional<Guarded> header_copy;
   GuardedCall(const Batch& batch, std::vector<sampcert_row> abi_rows, std::size_t out_bytes)
       : rows(std::move(abi_rows)), out(nullptr, out_bytes, /*output=*/true) {
     for (std::size_t r = 0; r < rows.size(); ++r) {
@@ -81,6 +85,16 @@ struct GuardedCall {
       rows[r].mask = static_cast<const uint8_t*>(masks.back().data());
     }
     rows_copy = rows;
+    header = sampcert_batch{SAMPCERT_BATCH_STRUCT_SIZE,
+                            static_cast<int32_t>(batch.dtype),
+                            0,
+                            batch.vocab,
+                            rows.size(),
+                            rows.data()};
+    header_copy.emplace(&header, sizeof header);
+  }
+  const sampcert_batch* Header() const {
+    return static_cast<const sampcert_batch*>(header_copy->data());
   }
   // What the call did to its buffers, in words; empty when it kept to the header.
   std::vector<std::string> Check(const Batch& batch, const char* call) const {
@@ -104,6 +118,10 @@ struct GuardedCall {
     }
     if (std::memcmp(rows.data(), rows_copy.data(), rows.size() * sizeof(sampcert_row)) != 0) {
       add("wrote into the batch's row structs (const inputs)");
+    }
+    if (!header_copy->SameAs(&header)) add("wrote into the batch struct (a const input)");
+    if (!header_copy->BeforeIntact() || !header_copy->After()) {
+      add("wrote next to the batch struct (outside it)");
     }
     return v;
   }
@@ -234,17 +252,11 @@ Expected<std::vector<double>> Sampler::Probabilities(const Batch& batch) {
   }
   const std::size_t n = batch.rows.size() * batch.vocab;
   GuardedCall call(batch, AbiRows(batch), n * sizeof(double));
-  const sampcert_batch b{SAMPCERT_BATCH_STRUCT_SIZE,
-                         static_cast<int32_t>(batch.dtype),
-                         0,
-                         batch.vocab,
-                         call.rows.size(),
-                         call.rows.data()};
   sampcert_error err = FreshError();
   int32_t st;
   {
     Traced t("probabilities()");
-    st = api_->probabilities(handle_, &b, static_cast<double*>(call.out.data()), &err);
+    st = api_->probabilities(handle_, call.Header(), static_cast<double*>(call.out.data()), &err);
   }
   ++abi_checked_calls_;
   for (std::string& v : call.Check(batch, "probabilities()")) Violation(std::move(v));
@@ -296,17 +308,11 @@ Expected<std::vector<int64_t>> Sampler::SampleCall(const Batch& batch, uint64_t 
                                                    uint64_t first_draw, uint64_t draws_per_row) {
   const std::size_t n = batch.rows.size() * draws_per_row;
   GuardedCall call(batch, AbiRows(batch), n * sizeof(int64_t));
-  const sampcert_batch b{SAMPCERT_BATCH_STRUCT_SIZE,
-                         static_cast<int32_t>(batch.dtype),
-                         0,
-                         batch.vocab,
-                         call.rows.size(),
-                         call.rows.data()};
   sampcert_error err = FreshError();
   int32_t st;
   {
     Traced t("sample()");
-    st = api_->sample(handle_, &b, seed, first_draw, draws_per_row,
+    st = api_->sample(handle_, call.Header(), seed, first_draw, draws_per_row,
                       static_cast<int64_t*>(call.out.data()), &err);
   }
   ++abi_checked_calls_;

@@ -1,6 +1,7 @@
 #include "certify/certify.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 
 #include "properties/conformance.h"
 #include "registry/open_sampler.h"
+#include "reports/report_fallback.h"
 #include "reports/report_json.h"
 #include "reports/report_set.h"
 #include "reports/sha256.h"
@@ -85,27 +87,6 @@ bool IsPluginPath(const std::string& s) {
   return s.find('/') != std::string::npos || s.ends_with(".so");
 }
 
-// A worker's address-space limit: the machine's physical memory, so that a runaway allocation
-// fails in the worker (a Crash) instead of swapping the host. None under AddressSanitizer, whose
-// shadow memory reserves terabytes of address space; there an out-of-memory worker ends with
-// ASan's own report (exit status 1) or the kernel's OOM killer (a SIGKILL the runner names).
-// Nor in builds with CUDA: the driver reserves address space far beyond memory (a CUDA
-// sampler's out-of-memory is its own cudaErrorMemoryAllocation, returned as an error).
-uint64_t DefaultMemoryLimit() {
-#if defined(__SANITIZE_ADDRESS__) || defined(SAMPCERT_HAVE_CUDA)
-  return 0;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  return 0;
-#endif
-#endif
-  const long pages = sysconf(_SC_PHYS_PAGES);
-  const long page = sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || page <= 0) return 0;
-  return std::max<uint64_t>(uint64_t{4} << 30,
-                            static_cast<uint64_t>(pages) * static_cast<uint64_t>(page));
-}
-
 runner::RunOptions MakeRunOptions(const CertifyRequest& req, int shard_i, int shard_n) {
   runner::RunOptions opts;
   opts.jobs = std::max(1, req.jobs);
@@ -119,6 +100,7 @@ runner::RunOptions MakeRunOptions(const CertifyRequest& req, int shard_i, int sh
   opts.only_item = req.only_item;
   opts.only_case = req.only_case;
   opts.progress = req.on_progress;
+  opts.warn = req.on_warning;
   return opts;
 }
 
@@ -205,6 +187,27 @@ std::string ReproductionSampler(const CertifyRequest& req) {
 
 }  // namespace
 
+// A worker's address-space limit: the machine's physical memory, so that a runaway allocation
+// fails in the worker (a Crash) instead of swapping the host. None under AddressSanitizer, whose
+// shadow memory reserves terabytes of address space; there an out-of-memory worker ends with
+// ASan's own report (exit status 1) or the kernel's OOM killer (a SIGKILL the runner names).
+// Nor in builds with CUDA: the driver reserves address space far beyond memory (a CUDA
+// sampler's out-of-memory is its own cudaErrorMemoryAllocation, returned as an error).
+uint64_t DefaultMemoryLimit() {
+#if defined(__SANITIZE_ADDRESS__) || defined(SAMPCERT_HAVE_CUDA)
+  return 0;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  return 0;
+#endif
+#endif
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return 0;
+  return std::max<uint64_t>(uint64_t{4} << 30,
+                            static_cast<uint64_t>(pages) * static_cast<uint64_t>(page));
+}
+
 PlanOutcome PlanFor(const CertifyRequest& req) {
   PlanOutcome out;
   properties::Profile profile;
@@ -217,6 +220,7 @@ PlanOutcome PlanFor(const CertifyRequest& req) {
   opts.isolate = !req.no_isolation;
   opts.item_timeout_s = req.item_timeout_s;
   opts.memory_limit_bytes = DefaultMemoryLimit();
+  opts.warn = req.on_warning;
   auto described = runner::Describe(Opener(req), opts);
   if (!described.ok()) {
     out.error = CertifyError::kSampler;
@@ -265,6 +269,17 @@ CertifyOutcome Certify(const CertifyRequest& req) {
   properties::PlanOptions plan_options;
   plan_options.max_draws = req.max_draws;
   const properties::Plan plan = properties::MakePlan(profile, info, req.seed, plan_options);
+  if (plan.items.empty()) {  // before the filters: with none given, they are not the cause
+    return Failed(
+        CertifyError::kSampler,
+        fmt::format("sampler '{}' declares no dtype (capabilities: {}), so its plan has "
+                    "no item: a sampler that declares nothing certifies nothing",
+                    info.name,
+                    info.capabilities == 0
+                        ? "none"
+                        : fmt::format("{}", fmt::join(adapters::CapabilityNames(info.capabilities),
+                                                      ", "))));
+  }
   if (std::string why = CheckFilters(req, plan, opts); !why.empty()) {
     return Failed(CertifyError::kUsage, why);
   }
@@ -288,7 +303,7 @@ CertifyOutcome Certify(const CertifyRequest& req) {
   report.complete = ran->complete;
   report.incomplete_reason = ran->incomplete_reason;
   out.signal = ran->signal;
-  if (std::string why = reports::WriteReportSet(req.out_dir, report, &out.report_path);
+  if (std::string why = reports::WriteReportSetOrFallback(req.out_dir, report, &out.report_path);
       !why.empty()) {
     return Failed(CertifyError::kHost, why);
   }

@@ -40,7 +40,13 @@ struct CertifyRequest {
   uint64_t max_draws = 0;  // --max-draws: per statistical test (part of the plan); 0 = none
   // Called after every finished item (on the calling thread).
   std::function<void(const runner::Progress&)> on_progress;
+  // Called with a warning the run gives once (the workers' system-call filter is off, say).
+  std::function<void(const std::string&)> on_warning;
 };
+
+// A worker's address-space limit for this build (0: none), for every command that opens a
+// sampler in a worker: `run`, `plan`, `info` and `sample`.
+uint64_t DefaultMemoryLimit();
 
 // What went wrong before there was a verdict to report.
 enum class CertifyError {

@@ -13,6 +13,9 @@ namespace sampcert::cli {
 int RunRun(const RunRequest& req, std::ostream& out, std::ostream& err) {
   const auto S = [](const std::string& s) { return results::EscapeForTerminal(s); };
   RunRequest request = req;
+  request.on_warning = [&err](const std::string& w) {
+    fmt::print(err, "warning: {}\n", results::EscapeForTerminal(w));
+  };
   const bool tty = req.progress && isatty(STDERR_FILENO);
   if (tty) {
     request.on_progress = [&err](const runner::Progress& p) {
@@ -41,7 +44,11 @@ int RunRun(const RunRequest& req, std::ostream& out, std::ostream& err) {
 }
 
 int RunPlanDump(const RunRequest& req, std::ostream& out, std::ostream& err) {
-  const certify::PlanOutcome o = certify::PlanFor(req);
+  RunRequest request = req;
+  request.on_warning = [&err](const std::string& w) {
+    fmt::print(err, "warning: {}\n", results::EscapeForTerminal(w));
+  };
+  const certify::PlanOutcome o = certify::PlanFor(request);
   if (o.error != certify::CertifyError::kNone) {
     fmt::print(err, "error: {}\n", results::EscapeForTerminal(o.message));
     return 2;

@@ -15,6 +15,7 @@
 
 namespace sampcert::cli {
 
+using certify::DefaultMemoryLimit;
 using certify::kMaxJobs;
 using RunRequest = certify::CertifyRequest;
 

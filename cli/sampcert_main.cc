@@ -1,6 +1,8 @@
 // The sampcert command-line tool.
 #include <CLI/CLI.hpp>
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -104,12 +106,31 @@ int main(int argc, char** argv) {
   CLI::App* info = app.add_subcommand("info", "Print what a sampler declares");
   info->add_option("--sampler", sampler, kSamplerHelp)->required();
   CLI::Option* info_config = info->add_option("--sampler-config", sampler_config, kConfigHelp);
+  // info and sample open the sampler in a worker with run's limits (README: Isolation).
+  double worker_timeout_s = 300;
+  const char* kWorkerTimeoutHelp =
+      "CPU seconds the sampler's worker may use (as run's --item-timeout); past it, or past a "
+      "wall-clock backstop of 4x this + 30 s, the command fails with a timeout";
+  const auto positive_seconds = [](const std::string& text) -> std::string {
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || !std::isfinite(v) || v <= 0) {
+      return "must be a positive number of seconds, not '" + text + "'";
+    }
+    return {};
+  };
+  info->add_option("--item-timeout", worker_timeout_s, kWorkerTimeoutHelp)
+      ->check(positive_seconds)
+      ->capture_default_str();
 
   sampcert::cli::ReferenceRequest sample_req;
   CLI::App* sample = app.add_subcommand("sample", "Draw tokens for one row with a sampler");
   sample->add_option("--sampler", sampler, kSamplerHelp)->required();
   CLI::Option* sample_config = sample->add_option("--sampler-config", sampler_config, kConfigHelp);
   AddRowOptions(sample, &sample_req);
+  sample->add_option("--item-timeout", worker_timeout_s, kWorkerTimeoutHelp)
+      ->check(positive_seconds)
+      ->capture_default_str();
 
   sampcert::cli::RunRequest run_req;
   CLI::App* run = app.add_subcommand("run",
@@ -226,10 +247,11 @@ int main(int argc, char** argv) {
   if (list->parsed()) return sampcert::cli::RunList(std::cout);
   if (declarations->parsed()) return sampcert::cli::RunDeclarations(std::cout);
   if (info->parsed())
-    return sampcert::cli::RunInfo(sampler, std::cout, std::cerr, config_of(info_config));
+    return sampcert::cli::RunInfo(sampler, std::cout, std::cerr, config_of(info_config),
+                                  worker_timeout_s);
   if (sample->parsed()) {
     return sampcert::cli::RunSample(sampler, sample_req, std::cout, std::cerr,
-                                    config_of(sample_config));
+                                    config_of(sample_config), worker_timeout_s);
   }
   return 2;
 }

@@ -7,16 +7,44 @@
 
 #include "adapters/declarations.h"
 #include "adapters/sampler.h"
+#include "cli/run_command.h"
 #include "properties/conformance.h"
 #include "registry/builtin_samplers.h"
 #include "registry/open_sampler.h"
 #include "results/text.h"
+#include "runner/runner.h"
 
 namespace sampcert::cli {
 namespace {
 
 // A sampler's name, version and messages are its bytes: escaped for the terminal.
 std::string S(const std::string& s) { return results::EscapeForTerminal(s); }
+
+// `info` and `sample` open the sampler as `run` does: in a worker, with its limits (the same
+// --item-timeout CPU seconds, address space, system-call filter), so that a hostile sampler gets
+// the same status from every command.
+runner::RunOptions WorkerOptions(double item_timeout_s, std::ostream& err) {
+  runner::RunOptions o;
+  o.item_timeout_s = item_timeout_s;
+  o.memory_limit_bytes = DefaultMemoryLimit();
+  o.warn = [&err](const std::string& w) { fmt::print(err, "warning: {}\n", S(w)); };
+  return o;
+}
+
+runner::SamplerOpener Opener(const std::string& sampler, const std::optional<std::string>& config) {
+  return [sampler, config] { return registry::OpenSampler(sampler, config); };
+}
+
+// The declaration from a describe worker; prints the error (exit 2) when there is none.
+std::optional<adapters::SamplerInfo> Declaration(const runner::SamplerOpener& open,
+                                                 const runner::RunOptions& o, std::ostream& err) {
+  auto info = runner::Describe(open, o);
+  if (!info.ok()) {
+    fmt::print(err, "error: {}\n", S(info.error().message));
+    return std::nullopt;
+  }
+  return *info;
+}
 
 }  // namespace
 
@@ -34,13 +62,11 @@ int RunList(std::ostream& out) {
 }
 
 int RunInfo(const std::string& sampler, std::ostream& out, std::ostream& err,
-            const std::optional<std::string>& config) {
-  auto s = registry::OpenSampler(sampler, config);
-  if (!s.ok()) {
-    fmt::print(err, "error: {}\n", S(s.error().message));
-    return 2;
-  }
-  const adapters::SamplerInfo& i = (*s)->info();
+            const std::optional<std::string>& config, double item_timeout_s) {
+  const std::optional<adapters::SamplerInfo> described =
+      Declaration(Opener(sampler, config), WorkerOptions(item_timeout_s, err), err);
+  if (!described) return 2;
+  const adapters::SamplerInfo& i = *described;
   // The rest in the declaration tables' labels.
   fmt::print(out, "name:          {}\nversion:       {}\n{}", S(i.name), S(i.version),
              adapters::DeclarationText(i));
@@ -53,25 +79,32 @@ int RunDeclarations(std::ostream& out) {
 }
 
 int RunSample(const std::string& sampler, const ReferenceRequest& req, std::ostream& out,
-              std::ostream& err, const std::optional<std::string>& config) {
+              std::ostream& err, const std::optional<std::string>& config, double item_timeout_s) {
   ParsedRow parsed;
   if (!ParseRow(req, &parsed, err)) return 2;
-  auto s = registry::OpenSampler(sampler, config);
-  if (!s.ok()) {
-    fmt::print(err, "error: {}\n", S(s.error().message));
-    return 2;
-  }
+  const runner::SamplerOpener open = Opener(sampler, config);
+  const runner::RunOptions o = WorkerOptions(item_timeout_s, err);
+  const std::optional<adapters::SamplerInfo> info = Declaration(open, o, err);
+  if (!info) return 2;
   const adapters::Batch batch{parsed.view.dtype, parsed.view.vocab, {parsed.view}};
   const uint64_t draws = req.draws > 0 ? static_cast<uint64_t>(req.draws) : 1;
-  auto tokens = (*s)->Sample(batch, req.seed, 0, draws);
-  if (!tokens.ok()) {
-    fmt::print(err, "sampler error ({}): {}\n", ErrorCodeName(tokens.error().code),
-               S(tokens.error().message));
-    return 1;
+  auto drawn = runner::SampleInWorker(open, *info, batch, req.seed, draws, o);
+  if (!drawn.ok()) {
+    fmt::print(err, "error: {}\n", S(drawn.error().message));
+    return 2;
   }
-  fmt::print(out, "{} draws (seed {}, row id {}):", S((*s)->info().name), req.seed,
-             parsed.view.row_id);
-  for (int64_t t : *tokens) fmt::print(out, " {}", t);
+  switch (drawn->status) {
+    case results::Status::kPass: break;
+    case results::Status::kFail:
+      fmt::print(err, "sampler error ({}): {}\n", ErrorCodeName(drawn->code), S(drawn->message));
+      return 1;
+    case results::Status::kTimeout:
+      fmt::print(err, "sampler timeout: {}\n", S(drawn->message));
+      return 1;
+    default: fmt::print(err, "sampler crash: {}\n", S(drawn->message)); return 1;
+  }
+  fmt::print(out, "{} draws (seed {}, row id {}):", S(info->name), req.seed, parsed.view.row_id);
+  for (int64_t t : drawn->tokens) fmt::print(out, " {}", t);
   fmt::print(out, "\n");
   return 0;
 }

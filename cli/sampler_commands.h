@@ -14,18 +14,23 @@ namespace sampcert::cli {
 
 int RunList(std::ostream& out);
 
+// Both open the sampler in workers, as `run` does (a describe worker, then for `sample` a
+// worker that draws), with the same limits: `item_timeout_s` CPU seconds per worker.
+
 // Exit codes: 0 success, 2 when the sampler cannot be loaded (the reason is printed).
 int RunInfo(const std::string& sampler, std::ostream& out, std::ostream& err,
-            const std::optional<std::string>& config = std::nullopt);
+            const std::optional<std::string>& config = std::nullopt, double item_timeout_s = 300);
 
 // Every capability, policy value and declaration field with its ABI value, report name and
 // label, as JSON (adapters/declarations.h; tools/sync_declarations.py reads it).
 int RunDeclarations(std::ostream& out);
 
 // Draws with `sampler` for the row described in `request` (its sampling fields).
-// Exit codes: 0 success, 1 when the sampler returns an error, 2 usage or loading errors.
+// Exit codes: 0 success; 1 when the sampler returns an error, crashes or runs out of time (the
+// cause is printed); 2 usage or loading errors.
 int RunSample(const std::string& sampler, const ReferenceRequest& request, std::ostream& out,
-              std::ostream& err, const std::optional<std::string>& config = std::nullopt);
+              std::ostream& err, const std::optional<std::string>& config = std::nullopt,
+              double item_timeout_s = 300);
 
 }  // namespace sampcert::cli
 

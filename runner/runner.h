@@ -1,10 +1,12 @@
-// Runs a plan's items, each in a forked worker process by default, and nothing of the sampler in
-// this process: a "describe" worker loads the sampler (library constructors, get_info, create)
-// and sends its declaration back as data; every item's worker loads and creates its own sampler,
-// checks that it declares the same, runs the item and sends its results back over a private
-// channel with the item's nonce. Whatever the sampler does (a signal, exit(), a hang, a forked
-// child, a forged result, writes outside its buffers) becomes a status of the items it broke
-// and the run goes on. README "Isolation" states the threat model and what is guaranteed.
+// Runs a plan's items, each in a worker process (runner/worker.h) by default, and nothing of the
+// sampler in this process: a "describe" worker loads the sampler (library constructors,
+// get_info, create) and sends its declaration back as data; every item's worker loads and
+// creates its own sampler, checks that it declares the same, runs the item and sends its results
+// back over a private channel with the item's nonce (runner/worker_message.h). Whatever the
+// sampler does (a signal, exit(), a hang, a forked child, a forged result, writes outside its
+// buffers) becomes a status of the items it broke and the run goes on. `sampcert info` and
+// `sampcert sample` open samplers through the same workers. SPEC.md section 14 states the
+// threat model and what is guaranteed.
 #ifndef SAMPCERT_RUNNER_RUNNER_H_
 #define SAMPCERT_RUNNER_RUNNER_H_
 
@@ -18,6 +20,7 @@
 
 #include "adapters/sampler.h"
 #include "properties/conformance.h"
+#include "runner/worker_message.h"
 
 namespace sampcert::runner {
 
@@ -28,11 +31,6 @@ using results::TestResult;
 
 // Opens a fresh sampler (built-in or plug-in). Called only inside workers, unless isolate is off.
 using SamplerOpener = std::function<Expected<std::unique_ptr<adapters::Sampler>>()>;
-
-// The sorted (property, family) keys RunItem returns for an item, whatever the sampler does
-// (properties::ExpectedResultKeys). The runner adds its own ABI-1 key to them and requires
-// exactly these from every worker.
-using ResultKeys = std::vector<std::pair<std::string, std::string>>;
 
 struct Progress {
   std::size_t done = 0, total = 0;
@@ -63,6 +61,9 @@ struct RunOptions {
   std::string only_item;
   int64_t only_case = -1;
   std::function<void(const Progress&)> progress;
+  // Told, once per process, why a worker runs without its system-call filter (SPEC.md
+  // section 14: the filter is off where seccomp cannot be loaded, or in a build without it).
+  std::function<void(const std::string&)> warn;
 };
 
 // The items this shard runs (index mod shard_count == shard_index, after the filters).
@@ -98,14 +99,22 @@ using adapters::InfoToJson;
 TestResult AbiResult(const adapters::Sampler& sampler, const std::string& sampler_arg,
                      const Plan& plan, const PlanItem& item);
 
-// Checks a worker's message for an item: the envelope, the nonce, the declaration and, with
-// `expected` (ABI-1 included), exactly those result keys. Returns the results, or a reason the
-// item is a Crash (naming what was received). Exposed for tests with fake key sets.
-Expected<std::vector<TestResult>> CheckWorkerMessage(const std::string& message,
-                                                     const std::string& nonce,
-                                                     const nlohmann::json& declared_info,
-                                                     const PlanItem& item,
-                                                     const ResultKeys* expected);
+// `sampcert sample`: one call's draws, in a worker with the limits of a plan item. Status
+// kPass: `tokens`; kFail: the sampler returned an error (`code`, `message`); kCrash / kTimeout:
+// the worker died or ran out of time (`message` says how, as a plan item's note would).
+struct SampleOutcome {
+  Status status = Status::kPass;
+  std::vector<int64_t> tokens;
+  ErrorCode code = ErrorCode::kOk;
+  std::string message;
+};
+
+// Draws `draws` tokens per row of `batch` under `seed`. `declared` is what Describe returned:
+// the worker's sampler must declare exactly that (else kCrash). An error is a host failure.
+Expected<SampleOutcome> SampleInWorker(const SamplerOpener& open,
+                                       const adapters::SamplerInfo& declared,
+                                       const adapters::Batch& batch, uint64_t seed, uint64_t draws,
+                                       const RunOptions& options);
 
 }  // namespace sampcert::runner
 

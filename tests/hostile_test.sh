@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# One isolation case (issue 11): runs `sampcert run` on the hostile plug-in with the
-# misbehavior CASE (SAMPCERT_HOSTILE, see plugins/hostile_plugin.c) and checks the exit code, the
-# message and the report. Usage: hostile_test.sh CASE SAMPCERT PLUGIN WORKDIR
+# One isolation case: runs `sampcert run` (and for some cases `info` and `sample`) on the hostile
+# plug-in with the misbehavior CASE (SAMPCERT_HOSTILE, see plugins/hostile_plugin.c; plugins/batch_plugin.c for
+# the batch_* cases) and checks the exit code, the message and the report.
+# Usage: hostile_test.sh CASE SAMPCERT PLUGIN WORKDIR
 set -u
 case_name=$1 sampcert=$2 plugin=$3 work=$4/$1
 rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
@@ -18,13 +19,52 @@ run() {
 expect_rc() { [ "$rc" -eq "$1" ] || fail "exit code $rc, expected $1"; }
 expect_err() { grep -Eq -- "$1" stderr || fail "stderr does not match /$1/"; }
 expect_report() { grep -Eq -- "$1" "$out/report.json" || fail "report.json does not match /$1/"; }
-# No process of this case's run is left (the workers and anything they forked).
+# No process of this case's run is left (the workers and anything they forked); any that is
+# gets killed by its pid once reported, so that a failing case leaves nothing behind either.
 expect_no_leftovers() {
+  local pattern=${1:---out $out}
   sleep 1
-  if pgrep -f -- "--out $out" >/dev/null; then
-    pgrep -af -- "--out $out"
+  local left
+  left=$(pgrep -f -- "$pattern")
+  if [ -n "$left" ]; then
+    pgrep -af -- "$pattern"
+    for p in $left; do kill -KILL "$p" 2>/dev/null; done
     fail "processes of the run outlived it"
   fi
+}
+# Waits up to $2 s for process $1 to end (a zombie counts as ended); false if it did not.
+wait_end() {
+  local i state
+  for ((i = 0; i < $2 * 10; ++i)); do
+    state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)
+    [ -z "$state" ] || [ "$state" = Z ] && return 0
+    sleep 0.1
+  done
+  return 1
+}
+# Runs `sampcert run` on a spinning case in its own session (so that an attack on the tool's
+# process group reaches nothing else), SIGTERMs it after 3 s and sets $rc. A tool that does not
+# end within 60 s of the SIGTERM is resumed, killed and reported as stalled.
+run_and_interrupt() {
+  SAMPCERT_HOSTILE=$1 setsid "$sampcert" run --sampler "$plugin" --profile quick --jobs 2 \
+    --item-timeout 20 --out "$out" >stdout 2>stderr &
+  local parent=$!
+  sleep 3
+  kill -TERM "$parent" 2>/dev/null
+  if ! wait_end "$parent" 60; then
+    kill -CONT "$parent"; sleep 1; kill -KILL "$parent"; wait "$parent"
+    expect_no_leftovers
+    fail "the tool stalled: it did not end within 60 s of a SIGTERM"
+  fi
+  wait "$parent"
+  rc=$?
+}
+# The exit code and first stderr line of one command on the hostile plug-in (for same_status).
+status_of() {  # MODE COMMAND ARGS...
+  local m=$1
+  shift
+  SAMPCERT_HOSTILE=$m timeout -k 5 120 "$sampcert" "$@" >stdout 2>stderr
+  echo "$?"
 }
 
 case $case_name in
@@ -127,6 +167,122 @@ sys.exit(0 if n.startswith("hostile\ufffd") else 1)' "$out/report.json" ||
     expect_report '"complete": false'
     expect_report "stopped by --time-budget"
     ! grep -q '"status": "Timeout"' "$out/report.json" || fail "the budget turned items into Timeout"
+    ;;
+  same_status)
+    # info, sample and run give the same status for the same hostile plug-in: loading failures
+    # are exit 2 from all three; a crash, exit() or endless loop in sample() is exit 1 from
+    # sample and run (info does not draw).
+    one=(--item f32/near_ties_V16 --item-timeout 2 --out "$out")
+    for m in ctor_segv ctor_exit0 get_info_segv get_info_exit0 create_segv create_exit0; do
+      for cmd in "info --sampler $plugin" "sample --sampler $plugin --logits 1,2,3" \
+                 "run --sampler $plugin --profile quick ${one[*]}"; do
+        # shellcheck disable=SC2086
+        got=$(status_of "$m" $cmd)
+        [ "$got" = 2 ] || fail "$m: '$cmd' exited $got, want 2 like the other commands"
+        grep -q "cannot load the sampler" stderr || fail "$m: '$cmd' does not name the cause"
+      done
+    done
+    for m in exit_in_sample thread_crash spin; do
+      got=$(status_of "$m" sample --sampler "$plugin" --logits 1,2,3 --item-timeout 2)
+      [ "$got" = 1 ] || fail "$m: sample exited $got, want 1 (as run does)"
+      grep -Eq "sampler (crash|timeout): " stderr || fail "$m: sample does not name the cause"
+      got=$(status_of "$m" run --sampler "$plugin" --profile quick "${one[@]}")
+      [ "$got" = 1 ] || fail "$m: run exited $got, want 1"
+      got=$(status_of "$m" info --sampler "$plugin")
+      [ "$got" = 0 ] || fail "$m: info exited $got, want 0 (it does not call sample)"
+    done
+    rc=0
+    ;;
+  setpgid_child | setsid_child | orphan_child)
+    # A child that leaves the worker's process group or session, or is orphaned, dies with it.
+    run; expect_rc 0
+    expect_no_leftovers
+    ;;
+  exec_holder_info | exec_holder_sample)
+    # An exec: child that forks a holder of its pipes and exits: the holder dies with the worker.
+    holder="sleep 611.$$"
+    cmd=(info)
+    [ "$case_name" = exec_holder_sample ] && cmd=(sample --logits 1,2,3)
+    # The holder keeps the protocol's sockets open, so the call waits for SAMPCERT_EXEC_TIMEOUT.
+    SAMPCERT_EXEC_TIMEOUT=3 timeout -k 5 120 "$sampcert" "${cmd[@]}" \
+      --sampler "exec:sh -c '$holder & exit 0'" >stdout 2>stderr
+    rc=$?
+    expect_no_leftovers "$holder"
+    expect_rc 2
+    expect_err "cannot load the sampler"
+    ;;
+  fake_verdict)
+    # The worker's stdout and stderr are not the tool's: no screen clear, no fake verdict.
+    run; expect_rc 0
+    for cmd in "info --sampler $plugin" "sample --sampler $plugin --logits 1,2,3"; do
+      # shellcheck disable=SC2086
+      SAMPCERT_HOSTILE=fake_verdict "$sampcert" $cmd >>stdout 2>>stderr || fail "'$cmd' failed"
+    done
+    ! grep -q FAKE-VERDICT stdout stderr || fail "the plug-in's output reached the terminal"
+    ! grep -q $'\x1b' stdout stderr || fail "an escape sequence reached the terminal"
+    ;;
+  flood_output)
+    # Endless output of the worker neither reaches the terminal nor starves the run: the item
+    # is a Timeout on its CPU time, and the tool's own output stays a few lines.
+    SAMPCERT_HOSTILE=flood_output "$sampcert" run --sampler "$plugin" --profile quick \
+      --item f32/near_ties_V16 --item-timeout 2 --out "$out" >stdout 2>stderr
+    rc=$?; expect_rc 1
+    expect_report '"status": "Timeout"'
+    [ "$(wc -c <stdout)" -lt 65536 ] || fail "the worker's output reached the tool's stdout"
+    ;;
+  sigstop_tool | sigkill_tool | ptrace_tool)
+    # A plug-in that stops, kills or traces the tool (and its process group): refused by the
+    # workers' system-call filter, so SIGTERM still ends the run with a report.
+    run_and_interrupt "$case_name"
+    expect_rc 143
+    expect_report '"complete": false'
+    expect_report "interrupted by SIGTERM"
+    expect_no_leftovers
+    ;;
+  sabotage_out)
+    # The report folder replaced by a file during the run: publishing fails, the results are
+    # saved in a fresh folder named in the error.
+    SAMPCERT_HOSTILE_OUT="$out" run; expect_rc 2
+    expect_err "the results are saved in "
+    saved=$(sed -n 's/.*the results are saved in //p' stderr)
+    [ -f "$saved/report.json" ] || fail "no report.json in '$saved'"
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))
+sys.exit(0 if r["results"] and r["completeness"]["complete"] else 1)' "$saved/report.json" ||
+      fail "the saved report has no results or is not complete"
+    ;;
+  write_batch)
+    run; expect_rc 1
+    expect_report "sample\\(\\) wrote into the batch struct \\(a const input\\)"
+    ;;
+  no_caps)
+    # No capability, no plan: said as such, not blamed on filters nobody gave.
+    run; expect_rc 2
+    expect_err "declares no dtype \\(capabilities: none\\)"
+    ! grep -q "together select no plan item" stderr || fail "the filters are blamed"
+    ;;
+  batch_reversed | batch_bad_token | batch_control)
+    # BATCH-1 / RANGE-1 check every token of every row of every call (tests/plugins/
+    # batch_plugin.c, which declares batch): rows returned in reverse order, or token -5 in the
+    # first and last rows, fail; the correct control passes them on every case.
+    mode=$case_name run
+    property_status() {  # PROPERTY: the set of its statuses in the report
+      python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))
+print(" ".join(sorted({x["status"] for x in r["results"] if x["property"] == sys.argv[2]})))' \
+        "$out/report.json" "$1"
+    }
+    case $case_name in
+      batch_reversed) expect_rc 1; [ "$(property_status BATCH-1)" = Fail ] || fail "BATCH-1 did not fail" ;;
+      batch_bad_token)
+        expect_rc 1
+        [ "$(property_status RANGE-1)" = Fail ] || fail "RANGE-1 did not fail"
+        [ "$(property_status BATCH-1)" = Fail ] || fail "BATCH-1 did not fail"
+        expect_report "token id -5 outside"
+        ;;
+      batch_control)
+        expect_rc 0
+        [ "$(property_status BATCH-1)" = Pass ] || fail "BATCH-1 did not pass on every case"
+        ;;
+    esac
     ;;
   *) fail "unknown case" ;;
 esac

@@ -1,6 +1,6 @@
 /* A plug-in that misbehaves on purpose, for the runner's isolation ctests (tests/hostile_test.sh).
- * It is the correct sampler plus one misbehavior chosen by the environment variable
- * SAMPCERT_HOSTILE, which the workers inherit:
+ * It is the README's minimal plug-in (a correct f32 sampler), plus one misbehavior chosen by the
+ * environment variable SAMPCERT_HOSTILE, which the workers inherit:
  *
  *   ctor_segv, ctor_exit0        library constructor segfaults / calls exit(0)
  *   get_info_segv, get_info_exit0, create_segv, create_exit0
@@ -16,19 +16,36 @@
  *                                (marker file: SAMPCERT_HOSTILE_MARKER)
  *   name_bad_utf8                the name is not UTF-8
  *   unterminated_error           errors fill the message buffer without a NUL
+ *   setpgid_child, setsid_child  sample() forks (once per process) a child that leaves the
+ *                                worker's process group (setpgid) or session (setsid), sleeps
+ *   orphan_child                 sample() double-forks (once): the grandchild calls setsid and
+ *                                sleeps, its parent exits (the grandchild is an orphan)
+ *   fake_verdict                 get_info writes a screen clear and a green fake verdict to
+ *                                stdout, stderr and /dev/tty
+ *   sigstop_tool, sigkill_tool   sample() sends SIGSTOP / SIGKILL to every "sampcert" ancestor
+ *                                and to its process group, then spins
+ *   ptrace_tool                  sample() ptrace-attaches to every "sampcert" ancestor, spins
+ *   sabotage_out                 sample() (once: marker file) replaces the folder named by
+ *                                SAMPCERT_HOSTILE_OUT with a regular file
+ *   write_batch                  sample() writes into the (const) batch struct
+ *   no_caps                      get_info declares no capability at all
+ *   flood_output                 sample() writes to stdout without end
  *
- * Anything else (or unset): the correct sampler. */
+ * Anything else (or unset): a correct sampler. */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
+#include <sampcert/sampler_abi.h>
 #include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
-
-#define PLUGIN_NAME "hostile"
-#define PLUGIN_INFO hostile_info
-#define PLUGIN_CREATE hostile_create
-#define PLUGIN_ON_ERROR hostile_error
-#include "plugin_skeleton.h"
 
 static int mode(const char* m) {
   const char* e = getenv("SAMPCERT_HOSTILE");
@@ -45,15 +62,44 @@ __attribute__((constructor)) static void hostile_constructor(void) {
   if (mode("ctor_exit0")) exit(0);
 }
 
-static void hostile_error(sampcert_error* error) {
-  if (mode("unterminated_error")) memset(error->message, 'x', sizeof error->message); /* no NUL */
+static int32_t fail(sampcert_error* error, int32_t code, int64_t row, const char* what) {
+  if (error != NULL && error->struct_size >= sizeof(sampcert_error)) {
+    error->code = code;
+    error->row = row;
+    if (mode("unterminated_error")) {
+      memset(error->message, 'x', sizeof error->message); /* no NUL, no row */
+      return code;
+    }
+    if (row >= 0) {
+      snprintf(error->message, sizeof error->message, "row %lld: %s", (long long)row, what);
+    } else {
+      snprintf(error->message, sizeof error->message, "%s", what);
+    }
+  }
+  return code;
 }
 
-static int32_t hostile_info(sampcert_sampler_info* info, sampcert_error* error) {
-  (void)error;
+static int32_t get_info(sampcert_sampler_info* info, sampcert_error* error) {
+  if (info == NULL || info->struct_size < sizeof(sampcert_sampler_info)) {
+    return fail(error, SAMPCERT_STATUS_INVALID_ARGUMENT, -1, "info struct too small");
+  }
   if (mode("get_info_segv")) segv();
   if (mode("get_info_exit0")) exit(0);
-  if (mode("name_bad_utf8")) info->name = "hostile\xff\xfe\xc3(";
+  if (mode("fake_verdict")) {
+    static const char kFake[] = "\033[2J\033[H\033[32mverdict: CONFORMANT FAKE-VERDICT\033[0m\n";
+    (void)!write(1, kFake, sizeof kFake - 1);
+    (void)!write(2, kFake, sizeof kFake - 1);
+    const int tty = open("/dev/tty", O_WRONLY | O_NOCTTY);
+    if (tty >= 0) {
+      (void)!write(tty, kFake, sizeof kFake - 1);
+      close(tty);
+    }
+  }
+  size_t size = info->struct_size;
+  memset(info, 0, size);
+  info->struct_size = size;
+  info->name = mode("name_bad_utf8") ? "hostile\xff\xfe\xc3(" : "hostile";
+  info->version = "1.0";
   if (mode("info_flip")) { /* the first process to ask (the describe step) sees 1.0 */
     const char* marker = getenv("SAMPCERT_HOSTILE_MARKER");
     const int fd = marker != NULL ? open(marker, O_CREAT | O_EXCL | O_WRONLY, 0600) : -1;
@@ -63,12 +109,28 @@ static int32_t hostile_info(sampcert_sampler_info* info, sampcert_error* error) 
       info->version = "2.0";
     }
   }
+  info->capabilities = mode("no_caps") ? 0 : SAMPCERT_CAP_F32 | SAMPCERT_CAP_TEMPERATURE_ZERO;
+  info->greedy_tie_break = SAMPCERT_GREEDY_LOWEST_INDEX;
+  info->tie_rule = SAMPCERT_TIES_KEEP_ALL;
+  info->pipeline_order = SAMPCERT_ORDER_TEMPERATURE_FIRST;
+  info->truncation_order[0] = SAMPCERT_STEP_TOP_K;
+  info->truncation_order[1] = SAMPCERT_STEP_TOP_P;
+  info->truncation_order[2] = SAMPCERT_STEP_MIN_P;
+  info->nan_policy = SAMPCERT_NAN_ERROR;
+  info->determinism = SAMPCERT_DETERMINISM_SAME_SEED;
+  info->accuracy = SAMPCERT_ACCURACY_F32;
+  info->thread_safe = 1;
   return SAMPCERT_STATUS_OK;
 }
 
+struct sampcert_sampler {
+  double* weights; /* scratch, grown as needed */
+  uint64_t capacity;
+};
+
 /* thread_crash: the thread create starts segfaults when the first sample() call releases it,
  * and that call waits for it. Tied to the work, not to a delay: a worker that samples always
- * dies, however fast its item would have been. */
+ * dies, however fast its item would have been (a 300 ms timer let fast items finish first). */
 static pthread_mutex_t g_crash_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_crash_cv = PTHREAD_COND_INITIALIZER;
 static int g_crash_go = 0;
@@ -82,10 +144,8 @@ static void* crash_later(void* arg) {
   return NULL;
 }
 
-static int32_t hostile_create(const char* config, sampcert_sampler* s, sampcert_error* error) {
+static int32_t create(const char* config, sampcert_sampler** out, sampcert_error* error) {
   (void)config;
-  (void)s;
-  (void)error;
   if (mode("create_segv")) segv();
   if (mode("create_exit0")) exit(0);
   if (mode("thread_crash")) {
@@ -94,10 +154,170 @@ static int32_t hostile_create(const char* config, sampcert_sampler* s, sampcert_
     pthread_detach(t);
   }
   if (mode("chdir") && chdir("/") != 0) return SAMPCERT_STATUS_INTERNAL;
-  return SAMPCERT_STATUS_OK;
+  *out = calloc(1, sizeof(sampcert_sampler));
+  return *out != NULL ? SAMPCERT_STATUS_OK
+                      : fail(error, SAMPCERT_STATUS_OUT_OF_MEMORY, -1, "out of memory");
 }
 
-static int32_t sample_row(sampcert_sampler* s, const plugin_row* row, sampcert_error* error) {
+static void destroy(sampcert_sampler* s) {
+  if (s != NULL) free(s->weights);
+  free(s);
+}
+
+static uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+/* Fills s->weights for one row (relative to the maximum); returns their sum, or < 0 on error. */
+static double row_weights(sampcert_sampler* s, const sampcert_batch* b, uint64_t r,
+                          sampcert_error* error, int32_t* status) {
+  const sampcert_row* row = &b->rows[r];
+  const float* x = (const float*)row->logits;
+  const float t = row->temperature;
+  if (isnan(t) || t < 0.0f || isinf(t)) {
+    *status = fail(error, SAMPCERT_STATUS_INVALID_TEMPERATURE, (int64_t)r,
+                   "temperature must be a finite number >= 0");
+    return -1;
+  }
+  if (row->top_k != 0 || row->top_p != 1.0f || row->min_p != 0.0f || row->mask != NULL) {
+    *status = fail(error, SAMPCERT_STATUS_UNSUPPORTED, (int64_t)r,
+                   "truncation and masks are "
+                   "not supported");
+    return -1;
+  }
+  if (s->capacity < b->vocab) {
+    double* grown = realloc(s->weights, b->vocab * sizeof(double));
+    if (grown == NULL) {
+      *status = fail(error, SAMPCERT_STATUS_OUT_OF_MEMORY, (int64_t)r, "out of memory");
+      return -1;
+    }
+    s->weights = grown;
+    s->capacity = b->vocab;
+  }
+  double m = -INFINITY;
+  for (uint64_t i = 0; i < b->vocab; ++i) {
+    if (isnan(x[i])) {
+      *status = fail(error, SAMPCERT_STATUS_NAN_LOGIT, (int64_t)r, "NaN logit");
+      return -1;
+    }
+    if (x[i] > m) m = x[i];
+  }
+  if (m == -INFINITY) {
+    *status = fail(error, SAMPCERT_STATUS_EMPTY_SUPPORT, (int64_t)r, "every logit is -inf");
+    return -1;
+  }
+  double sum = 0;
+  int winner_taken = 0;
+  for (uint64_t i = 0; i < b->vocab; ++i) {
+    double w;
+    if (t == 0.0f || isinf(m)) { /* the limits: the maximum (or +inf) tokens win */
+      w = (x[i] == m && !(t == 0.0f && winner_taken)) ? 1.0 : 0.0;
+      if (w > 0) winner_taken = 1; /* lowest-index greedy tie-break */
+    } else {
+      w = exp(((double)x[i] - m) / (double)t);
+    }
+    s->weights[i] = w;
+    sum += w;
+  }
+  return sum;
+}
+
+/* The parent of `pid` (from /proc/PID/stat), or -1. */
+static pid_t parent_of(pid_t pid) {
+  char path[64], buf[512];
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  const int fd = open(path, O_RDONLY);
+  if (fd < 0) return -1;
+  const ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return -1;
+  buf[n] = '\0';
+  const char* close_paren = strrchr(buf, ')');
+  int ppid = -1;
+  if (close_paren == NULL || sscanf(close_paren + 2, "%*c %d", &ppid) != 1) return -1;
+  return (pid_t)ppid;
+}
+
+static int is_sampcert(pid_t pid) {
+  char path[64], comm[64] = {0};
+  snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+  const int fd = open(path, O_RDONLY);
+  if (fd < 0) return 0;
+  (void)!read(fd, comm, sizeof comm - 1);
+  close(fd);
+  return strncmp(comm, "sampcert", 8) == 0;
+}
+
+/* Every ancestor that is the tool (or a process forked from it): what a plug-in that wants to
+ * stall the run would aim at. */
+static void attack_ancestors(void (*attack)(pid_t)) {
+  for (pid_t p = getppid(); p > 1; p = parent_of(p)) {
+    if (is_sampcert(p)) attack(p);
+  }
+}
+static void stop_it(pid_t p) {
+  const pid_t group = getpgid(p);
+  kill(p, SIGSTOP);
+  if (group > 1) kill(-group, SIGSTOP);
+}
+static void kill_it(pid_t p) {
+  const pid_t group = getpgid(p);
+  kill(p, SIGKILL);
+  if (group > 1) kill(-group, SIGKILL);
+}
+static void trace_it(pid_t p) { ptrace(PTRACE_ATTACH, p, NULL, NULL); }
+
+static void spin_forever(void) {
+  for (volatile unsigned long spin = 0;; ++spin) {
+  }
+}
+
+/* Once per process: a child that escapes the worker's group or session and sleeps. */
+static void leave_a_child(void) {
+  static int done = 0;
+  if (done) return;
+  done = 1;
+  const pid_t child = fork();
+  if (child != 0) {
+    if (child > 0 && mode("orphan_child")) waitpid(child, NULL, 0);
+    return;
+  }
+  if (mode("setpgid_child")) setpgid(0, 0);
+  if (mode("setsid_child")) setsid();
+  if (mode("orphan_child")) {
+    if (fork() != 0) _exit(0); /* the grandchild is orphaned at once */
+    setsid();
+  }
+  sleep(600);
+  _exit(0);
+}
+
+/* Once per run (marker file): the report folder becomes a regular file. */
+static void sabotage_out(void) {
+  const char* out = getenv("SAMPCERT_HOSTILE_OUT");
+  const char* marker = getenv("SAMPCERT_HOSTILE_MARKER");
+  if (out == NULL || marker == NULL) return;
+  const int fd = open(marker, O_CREAT | O_EXCL | O_WRONLY, 0600);
+  if (fd < 0) return;
+  close(fd);
+  char moved[4096];
+  snprintf(moved, sizeof moved, "%s.moved-away", out);
+  if (rename(out, moved) == 0) {
+    const int f = open(out, O_CREAT | O_WRONLY, 0600);
+    if (f >= 0) close(f);
+  }
+}
+
+static int32_t sample(sampcert_sampler* s, const sampcert_batch* b, uint64_t seed,
+                      uint64_t first_draw, uint64_t draws_per_row, int64_t* out,
+                      sampcert_error* error) {
+  if (b == NULL || b->struct_size < sizeof(sampcert_batch) || b->dtype != SAMPCERT_DTYPE_F32 ||
+      b->num_rows != 1 || b->vocab == 0) {
+    return fail(error, SAMPCERT_STATUS_UNSUPPORTED, -1, "one f32 row of V >= 1 only");
+  }
   if (mode("thread_crash")) {
     pthread_mutex_lock(&g_crash_mu);
     g_crash_go = 1;
@@ -114,15 +334,55 @@ static int32_t sample_row(sampcert_sampler* s, const plugin_row* row, sampcert_e
     _exit(0);
   }
   if (mode("exit_in_sample")) exit(3);
-  if (mode("spin")) {
-    for (volatile unsigned long spin = 0;; ++spin) {
-    }
+  if (mode("spin")) spin_forever();
+  if (mode("setpgid_child") || mode("setsid_child") || mode("orphan_child")) leave_a_child();
+  if (mode("sigstop_tool") || mode("sigkill_tool") || mode("ptrace_tool")) {
+    attack_ancestors(mode("sigstop_tool") ? stop_it : mode("sigkill_tool") ? kill_it : trace_it);
+    spin_forever();
   }
-  if (mode("write_logits")) ((float*)row->in->logits)[0] += 1.0f;
-  double sum = 0;
-  const int32_t status = row_weights(s, row, error, &sum);
-  if (status != SAMPCERT_STATUS_OK) return status;
-  if (mode("write_past_out")) row->out[row->draws] = 0;
-  draw_by_prefix_sums(s, row, sum);
+  if (mode("sabotage_out")) sabotage_out();
+  if (mode("write_batch")) ((sampcert_batch*)b)->reserved0 = 7;
+  if (mode("flood_output")) {
+    static const char kLine[] = "flooding the tool's stdout, if it were ours\n";
+    for (;;) (void)!write(1, kLine, sizeof kLine - 1);
+  }
+  if (mode("write_logits")) ((float*)b->rows[0].logits)[0] += 1.0f;
+  int32_t status = SAMPCERT_STATUS_OK;
+  const double sum = row_weights(s, b, 0, error, &status);
+  if (sum < 0) return status;
+  if (mode("write_past_out")) out[draws_per_row] = 0;
+  for (uint64_t j = 0; j < draws_per_row; ++j) {
+    const uint64_t bits =
+        splitmix64(seed ^ splitmix64(b->rows[0].row_id ^ splitmix64(first_draw + j)));
+    const double target = ((double)(bits >> 11) + 0.5) * 0x1p-53 * sum;
+    double c = 0;
+    int64_t token = -1;
+    for (uint64_t i = 0; i < b->vocab; ++i) {
+      if (s->weights[i] > 0) token = (int64_t)i; /* never a zero-weight token */
+      c += s->weights[i];
+      if (target < c && s->weights[i] > 0) break;
+    }
+    out[j] = token;
+  }
+  return SAMPCERT_STATUS_OK;
+}
+
+static const sampcert_sampler_api kApi = {
+    sizeof(sampcert_sampler_api),
+    SAMPCERT_ABI_VERSION_MAJOR,
+    SAMPCERT_ABI_VERSION_MINOR,
+    get_info,
+    create,
+    destroy,
+    NULL /* no probabilities */,
+    sample,
+};
+
+SAMPCERT_EXPORT int32_t sampcert_get_sampler_api(uint32_t host_major, uint32_t host_minor,
+                                                 const sampcert_sampler_api** out) {
+  (void)host_minor; /* any MINOR of our MAJOR works: fields are only ever appended */
+  *out = NULL;
+  if (host_major != SAMPCERT_ABI_VERSION_MAJOR) return SAMPCERT_STATUS_VERSION_MISMATCH;
+  *out = &kApi;
   return SAMPCERT_STATUS_OK;
 }
