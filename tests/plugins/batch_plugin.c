@@ -1,208 +1,34 @@
-/* A correct batching f32 sampler with one planted batch defect, for BATCH-1 / RANGE-1 (tests/
- * hostile/hostile_test.sh, cases batch_*): the README's minimal plug-in, declaring
- * SAMPCERT_CAP_BATCH and sampling every row of a batch. SAMPCERT_HOSTILE chooses the defect,
- * which shows only in batches of more than one row:
+/* A correct batching f32 sampler with one planted batch defect, for BATCH-1 / RANGE-1
+ * (tests/hostile_test.sh, cases batch_*): the skeleton's sampler, declaring SAMPCERT_CAP_BATCH
+ * and sampling every row of a batch. SAMPCERT_HOSTILE chooses the defect, which shows only in
+ * batches of more than one row:
  *
  *   batch_reversed    row r of the output holds the draws of row num_rows - 1 - r
  *   batch_bad_token   the first and last rows' draws are all token -5
  *
  * Anything else (or unset): correct. */
-#include <math.h>
-#include <sampcert/sampler_abi.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#define PLUGIN_NAME "batch_defect"
+#define PLUGIN_BATCH
+#include "plugin_skeleton.h"
 
 static int mode(const char* m) {
   const char* e = getenv("SAMPCERT_HOSTILE");
   return e != NULL && strcmp(e, m) == 0;
 }
 
-static int32_t fail(sampcert_error* error, int32_t code, int64_t row, const char* what) {
-  if (error != NULL && error->struct_size >= sizeof(sampcert_error)) {
-    error->code = code;
-    error->row = row;
-    if (row >= 0) {
-      snprintf(error->message, sizeof error->message, "row %lld: %s", (long long)row, what);
-    } else {
-      snprintf(error->message, sizeof error->message, "%s", what);
-    }
-  }
-  return code;
-}
-
-static int32_t get_info(sampcert_sampler_info* info, sampcert_error* error) {
-  if (info == NULL || info->struct_size < sizeof(sampcert_sampler_info)) {
-    return fail(error, SAMPCERT_STATUS_INVALID_ARGUMENT, -1, "info struct too small");
-  }
-  size_t size = info->struct_size;
-  memset(info, 0, size);
-  info->struct_size = size;
-  info->name = "batch_defect";
-  info->version = "1.0";
-  info->capabilities = SAMPCERT_CAP_F32 | SAMPCERT_CAP_TEMPERATURE_ZERO | SAMPCERT_CAP_BATCH;
-  info->greedy_tie_break = SAMPCERT_GREEDY_LOWEST_INDEX;
-  info->tie_rule = SAMPCERT_TIES_KEEP_ALL;
-  info->pipeline_order = SAMPCERT_ORDER_TEMPERATURE_FIRST;
-  info->truncation_order[0] = SAMPCERT_STEP_TOP_K;
-  info->truncation_order[1] = SAMPCERT_STEP_TOP_P;
-  info->truncation_order[2] = SAMPCERT_STEP_MIN_P;
-  info->nan_policy = SAMPCERT_NAN_ERROR;
-  info->determinism = SAMPCERT_DETERMINISM_SAME_SEED;
-  info->accuracy = SAMPCERT_ACCURACY_F32;
-  info->thread_safe = 1;
-  return SAMPCERT_STATUS_OK;
-}
-
-struct sampcert_sampler {
-  double* weights; /* scratch, grown as needed */
-  uint64_t capacity;
-};
-
-static int32_t create(const char* config, sampcert_sampler** out, sampcert_error* error) {
-  (void)config;
-  *out = calloc(1, sizeof(sampcert_sampler));
-  return *out != NULL ? SAMPCERT_STATUS_OK
-                      : fail(error, SAMPCERT_STATUS_OUT_OF_MEMORY, -1, "out of memory");
-}
-
-static void destroy(sampcert_sampler* s) {
-  if (s != NULL) free(s->weights);
-  free(s);
-}
-
-static uint64_t splitmix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-/* Fills s->weights for one row (relative to the maximum); returns their sum, or < 0 on error. */
-static double row_weights(sampcert_sampler* s, const sampcert_batch* b, uint64_t r,
-                          sampcert_error* error, int32_t* status) {
-  const sampcert_row* row = &b->rows[r];
-  const float* x = (const float*)row->logits;
-  const float t = row->temperature;
-  if (isnan(t) || t < 0.0f || isinf(t)) {
-    *status = fail(error, SAMPCERT_STATUS_INVALID_TEMPERATURE, (int64_t)r,
-                   "temperature must be a finite number >= 0");
-    return -1;
-  }
-  if (row->top_k != 0 || row->top_p != 1.0f || row->min_p != 0.0f || row->mask != NULL) {
-    *status = fail(error, SAMPCERT_STATUS_UNSUPPORTED, (int64_t)r,
-                   "truncation and masks are "
-                   "not supported");
-    return -1;
-  }
-  if (s->capacity < b->vocab) {
-    double* grown = realloc(s->weights, b->vocab * sizeof(double));
-    if (grown == NULL) {
-      *status = fail(error, SAMPCERT_STATUS_OUT_OF_MEMORY, (int64_t)r, "out of memory");
-      return -1;
-    }
-    s->weights = grown;
-    s->capacity = b->vocab;
-  }
-  double m = -INFINITY;
-  for (uint64_t i = 0; i < b->vocab; ++i) {
-    if (isnan(x[i])) {
-      *status = fail(error, SAMPCERT_STATUS_NAN_LOGIT, (int64_t)r, "NaN logit");
-      return -1;
-    }
-    if (x[i] > m) m = x[i];
-  }
-  if (m == -INFINITY) {
-    *status = fail(error, SAMPCERT_STATUS_EMPTY_SUPPORT, (int64_t)r, "every logit is -inf");
-    return -1;
-  }
-  double sum = 0;
-  int winner_taken = 0;
-  for (uint64_t i = 0; i < b->vocab; ++i) {
-    double w;
-    if (t == 0.0f || isinf(m)) { /* the limits: the maximum (or +inf) tokens win */
-      w = (x[i] == m && !(t == 0.0f && winner_taken)) ? 1.0 : 0.0;
-      if (w > 0) winner_taken = 1; /* lowest-index greedy tie-break */
-    } else {
-      w = exp(((double)x[i] - m) / (double)t);
-    }
-    s->weights[i] = w;
-    sum += w;
-  }
-  return sum;
-}
-
-/* Row r's draws into out_row (the canonical per-row stream: seed, row id, draw index). */
-static int32_t sample_row(sampcert_sampler* s, const sampcert_batch* b, uint64_t r, uint64_t seed,
-                          uint64_t first_draw, uint64_t draws_per_row, int64_t* out_row,
-                          sampcert_error* error) {
-  int32_t status = SAMPCERT_STATUS_OK;
-  const double sum = row_weights(s, b, r, error, &status);
-  if (sum < 0) return status;
-  double* cum = s->weights;
-  for (uint64_t i = 1; i < b->vocab; ++i) cum[i] += cum[i - 1];
-  for (uint64_t j = 0; j < draws_per_row; ++j) {
-    const uint64_t bits =
-        splitmix64(seed ^ splitmix64(b->rows[r].row_id ^ splitmix64(first_draw + j)));
-    const double target = ((double)(bits >> 11) + 0.5) * 0x1p-53 * sum;
-    uint64_t lo = 0, hi = b->vocab;
-    while (lo < hi) {
-      const uint64_t mid = lo + (hi - lo) / 2;
-      if (cum[mid] > target) {
-        hi = mid;
-      } else {
-        lo = mid + 1;
-      }
-    }
-    if (lo == b->vocab) {
-      lo = b->vocab - 1;
-      while (lo > 0 && cum[lo] == cum[lo - 1]) --lo;
-    }
-    out_row[j] = (int64_t)lo;
-  }
-  return SAMPCERT_STATUS_OK;
-}
-
-static int32_t sample(sampcert_sampler* s, const sampcert_batch* b, uint64_t seed,
-                      uint64_t first_draw, uint64_t draws_per_row, int64_t* out,
-                      sampcert_error* error) {
-  if (b == NULL || b->struct_size < sizeof(sampcert_batch) || b->dtype != SAMPCERT_DTYPE_F32 ||
-      b->num_rows == 0 || b->vocab == 0) {
-    return fail(error, SAMPCERT_STATUS_UNSUPPORTED, -1, "f32 rows of V >= 1 only");
-  }
-  const uint64_t n = b->num_rows;
-  for (uint64_t r = 0; r < n; ++r) {
-    const uint64_t slot = (n > 1 && mode("batch_reversed")) ? n - 1 - r : r;
-    const int32_t st =
-        sample_row(s, b, r, seed, first_draw, draws_per_row, out + slot * draws_per_row, error);
-    if (st != SAMPCERT_STATUS_OK) return st;
-  }
-  if (n > 1 && mode("batch_bad_token")) {
-    for (uint64_t j = 0; j < draws_per_row; ++j) {
+static int32_t sample_row(sampcert_sampler* s, const plugin_row* row, sampcert_error* error) {
+  const uint64_t n = row->batch->num_rows;
+  const uint64_t r = (uint64_t)row->index;
+  int64_t* const out = row->out - r * row->draws; /* the whole batch's output */
+  plugin_row placed = *row;
+  if (n > 1 && mode("batch_reversed")) placed.out = out + (n - 1 - r) * row->draws;
+  const int32_t status = correct_sample_row(s, &placed, error, NULL);
+  if (status != SAMPCERT_STATUS_OK) return status;
+  if (n > 1 && r == n - 1 && mode("batch_bad_token")) { /* once every row is drawn */
+    for (uint64_t j = 0; j < row->draws; ++j) {
       out[j] = -5;
-      out[(n - 1) * draws_per_row + j] = -5;
+      out[(n - 1) * row->draws + j] = -5;
     }
   }
-  return SAMPCERT_STATUS_OK;
-}
-
-static const sampcert_sampler_api kApi = {
-    sizeof(sampcert_sampler_api),
-    SAMPCERT_ABI_VERSION_MAJOR,
-    SAMPCERT_ABI_VERSION_MINOR,
-    get_info,
-    create,
-    destroy,
-    NULL /* no probabilities */,
-    sample,
-};
-
-SAMPCERT_EXPORT int32_t sampcert_get_sampler_api(uint32_t host_major, uint32_t host_minor,
-                                                 const sampcert_sampler_api** out) {
-  (void)host_minor; /* any MINOR of our MAJOR works: fields are only ever appended */
-  *out = NULL;
-  if (host_major != SAMPCERT_ABI_VERSION_MAJOR) return SAMPCERT_STATUS_VERSION_MISMATCH;
-  *out = &kApi;
   return SAMPCERT_STATUS_OK;
 }

@@ -1,6 +1,6 @@
 /* A plug-in that misbehaves on purpose, for the runner's isolation ctests (tests/hostile_test.sh).
- * It is the README's minimal plug-in (a correct f32 sampler), plus one misbehavior chosen by the
- * environment variable SAMPCERT_HOSTILE, which the workers inherit:
+ * It is the skeleton's correct f32 sampler, plus one misbehavior chosen by the environment
+ * variable SAMPCERT_HOSTILE, which the workers inherit:
  *
  *   ctor_segv, ctor_exit0        library constructor segfaults / calls exit(0)
  *   get_info_segv, get_info_exit0, create_segv, create_exit0
@@ -34,18 +34,17 @@
  * Anything else (or unset): a correct sampler. */
 #define _GNU_SOURCE
 #include <fcntl.h>
-#include <math.h>
 #include <pthread.h>
-#include <sampcert/sampler_abi.h>
 #include <signal.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#define PLUGIN_NAME "hostile"
+#define PLUGIN_INFO hostile_info
+#define PLUGIN_CREATE hostile_create
+#define PLUGIN_ON_ERROR hostile_error
+#include "plugin_skeleton.h"
 
 static int mode(const char* m) {
   const char* e = getenv("SAMPCERT_HOSTILE");
@@ -62,27 +61,14 @@ __attribute__((constructor)) static void hostile_constructor(void) {
   if (mode("ctor_exit0")) exit(0);
 }
 
-static int32_t fail(sampcert_error* error, int32_t code, int64_t row, const char* what) {
-  if (error != NULL && error->struct_size >= sizeof(sampcert_error)) {
-    error->code = code;
-    error->row = row;
-    if (mode("unterminated_error")) {
-      memset(error->message, 'x', sizeof error->message); /* no NUL, no row */
-      return code;
-    }
-    if (row >= 0) {
-      snprintf(error->message, sizeof error->message, "row %lld: %s", (long long)row, what);
-    } else {
-      snprintf(error->message, sizeof error->message, "%s", what);
-    }
+static void hostile_error(sampcert_error* error) {
+  if (mode("unterminated_error")) {
+    memset(error->message, 'x', sizeof error->message); /* no NUL, no row */
   }
-  return code;
 }
 
-static int32_t get_info(sampcert_sampler_info* info, sampcert_error* error) {
-  if (info == NULL || info->struct_size < sizeof(sampcert_sampler_info)) {
-    return fail(error, SAMPCERT_STATUS_INVALID_ARGUMENT, -1, "info struct too small");
-  }
+static int32_t hostile_info(sampcert_sampler_info* info, sampcert_error* error) {
+  (void)error;
   if (mode("get_info_segv")) segv();
   if (mode("get_info_exit0")) exit(0);
   if (mode("fake_verdict")) {
@@ -95,11 +81,7 @@ static int32_t get_info(sampcert_sampler_info* info, sampcert_error* error) {
       close(tty);
     }
   }
-  size_t size = info->struct_size;
-  memset(info, 0, size);
-  info->struct_size = size;
-  info->name = mode("name_bad_utf8") ? "hostile\xff\xfe\xc3(" : "hostile";
-  info->version = "1.0";
+  if (mode("name_bad_utf8")) info->name = "hostile\xff\xfe\xc3(";
   if (mode("info_flip")) { /* the first process to ask (the describe step) sees 1.0 */
     const char* marker = getenv("SAMPCERT_HOSTILE_MARKER");
     const int fd = marker != NULL ? open(marker, O_CREAT | O_EXCL | O_WRONLY, 0600) : -1;
@@ -109,24 +91,9 @@ static int32_t get_info(sampcert_sampler_info* info, sampcert_error* error) {
       info->version = "2.0";
     }
   }
-  info->capabilities = mode("no_caps") ? 0 : SAMPCERT_CAP_F32 | SAMPCERT_CAP_TEMPERATURE_ZERO;
-  info->greedy_tie_break = SAMPCERT_GREEDY_LOWEST_INDEX;
-  info->tie_rule = SAMPCERT_TIES_KEEP_ALL;
-  info->pipeline_order = SAMPCERT_ORDER_TEMPERATURE_FIRST;
-  info->truncation_order[0] = SAMPCERT_STEP_TOP_K;
-  info->truncation_order[1] = SAMPCERT_STEP_TOP_P;
-  info->truncation_order[2] = SAMPCERT_STEP_MIN_P;
-  info->nan_policy = SAMPCERT_NAN_ERROR;
-  info->determinism = SAMPCERT_DETERMINISM_SAME_SEED;
-  info->accuracy = SAMPCERT_ACCURACY_F32;
-  info->thread_safe = 1;
+  if (mode("no_caps")) info->capabilities = 0;
   return SAMPCERT_STATUS_OK;
 }
-
-struct sampcert_sampler {
-  double* weights; /* scratch, grown as needed */
-  uint64_t capacity;
-};
 
 /* thread_crash: the thread create starts segfaults when the first sample() call releases it,
  * and that call waits for it. Tied to the work, not to a delay: a worker that samples always
@@ -144,8 +111,10 @@ static void* crash_later(void* arg) {
   return NULL;
 }
 
-static int32_t create(const char* config, sampcert_sampler** out, sampcert_error* error) {
+static int32_t hostile_create(const char* config, sampcert_sampler* s, sampcert_error* error) {
   (void)config;
+  (void)s;
+  (void)error;
   if (mode("create_segv")) segv();
   if (mode("create_exit0")) exit(0);
   if (mode("thread_crash")) {
@@ -154,75 +123,7 @@ static int32_t create(const char* config, sampcert_sampler** out, sampcert_error
     pthread_detach(t);
   }
   if (mode("chdir") && chdir("/") != 0) return SAMPCERT_STATUS_INTERNAL;
-  *out = calloc(1, sizeof(sampcert_sampler));
-  return *out != NULL ? SAMPCERT_STATUS_OK
-                      : fail(error, SAMPCERT_STATUS_OUT_OF_MEMORY, -1, "out of memory");
-}
-
-static void destroy(sampcert_sampler* s) {
-  if (s != NULL) free(s->weights);
-  free(s);
-}
-
-static uint64_t splitmix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-/* Fills s->weights for one row (relative to the maximum); returns their sum, or < 0 on error. */
-static double row_weights(sampcert_sampler* s, const sampcert_batch* b, uint64_t r,
-                          sampcert_error* error, int32_t* status) {
-  const sampcert_row* row = &b->rows[r];
-  const float* x = (const float*)row->logits;
-  const float t = row->temperature;
-  if (isnan(t) || t < 0.0f || isinf(t)) {
-    *status = fail(error, SAMPCERT_STATUS_INVALID_TEMPERATURE, (int64_t)r,
-                   "temperature must be a finite number >= 0");
-    return -1;
-  }
-  if (row->top_k != 0 || row->top_p != 1.0f || row->min_p != 0.0f || row->mask != NULL) {
-    *status = fail(error, SAMPCERT_STATUS_UNSUPPORTED, (int64_t)r,
-                   "truncation and masks are "
-                   "not supported");
-    return -1;
-  }
-  if (s->capacity < b->vocab) {
-    double* grown = realloc(s->weights, b->vocab * sizeof(double));
-    if (grown == NULL) {
-      *status = fail(error, SAMPCERT_STATUS_OUT_OF_MEMORY, (int64_t)r, "out of memory");
-      return -1;
-    }
-    s->weights = grown;
-    s->capacity = b->vocab;
-  }
-  double m = -INFINITY;
-  for (uint64_t i = 0; i < b->vocab; ++i) {
-    if (isnan(x[i])) {
-      *status = fail(error, SAMPCERT_STATUS_NAN_LOGIT, (int64_t)r, "NaN logit");
-      return -1;
-    }
-    if (x[i] > m) m = x[i];
-  }
-  if (m == -INFINITY) {
-    *status = fail(error, SAMPCERT_STATUS_EMPTY_SUPPORT, (int64_t)r, "every logit is -inf");
-    return -1;
-  }
-  double sum = 0;
-  int winner_taken = 0;
-  for (uint64_t i = 0; i < b->vocab; ++i) {
-    double w;
-    if (t == 0.0f || isinf(m)) { /* the limits: the maximum (or +inf) tokens win */
-      w = (x[i] == m && !(t == 0.0f && winner_taken)) ? 1.0 : 0.0;
-      if (w > 0) winner_taken = 1; /* lowest-index greedy tie-break */
-    } else {
-      w = exp(((double)x[i] - m) / (double)t);
-    }
-    s->weights[i] = w;
-    sum += w;
-  }
-  return sum;
+  return SAMPCERT_STATUS_OK;
 }
 
 /* The parent of `pid` (from /proc/PID/stat), or -1. */
@@ -311,13 +212,24 @@ static void sabotage_out(void) {
   }
 }
 
-static int32_t sample(sampcert_sampler* s, const sampcert_batch* b, uint64_t seed,
-                      uint64_t first_draw, uint64_t draws_per_row, int64_t* out,
-                      sampcert_error* error) {
-  if (b == NULL || b->struct_size < sizeof(sampcert_batch) || b->dtype != SAMPCERT_DTYPE_F32 ||
-      b->num_rows != 1 || b->vocab == 0) {
-    return fail(error, SAMPCERT_STATUS_UNSUPPORTED, -1, "one f32 row of V >= 1 only");
+/* A linear scan of the weights: it differs from draw_by_prefix_sums only for a target that
+ * rounds up to the total, where it takes the last positive weight even if too small to move it. */
+static void draw_by_scan(const sampcert_sampler* s, const plugin_row* row, double sum) {
+  for (uint64_t j = 0; j < row->draws; ++j) {
+    const double target = draw_target(row, j, sum);
+    double c = 0;
+    int64_t token = -1;
+    for (uint64_t i = 0; i < row->vocab; ++i) {
+      if (s->weights[i] > 0) token = (int64_t)i; /* never a zero-weight token */
+      c += s->weights[i];
+      if (target < c && s->weights[i] > 0) break;
+    }
+    row->out[j] = token;
   }
+}
+
+/* The hostile actions in sample(), in their order; the one-row batch is checked already. */
+static int32_t sample_row(sampcert_sampler* s, const plugin_row* row, sampcert_error* error) {
   if (mode("thread_crash")) {
     pthread_mutex_lock(&g_crash_mu);
     g_crash_go = 1;
@@ -341,48 +253,16 @@ static int32_t sample(sampcert_sampler* s, const sampcert_batch* b, uint64_t see
     spin_forever();
   }
   if (mode("sabotage_out")) sabotage_out();
-  if (mode("write_batch")) ((sampcert_batch*)b)->reserved0 = 7;
+  if (mode("write_batch")) ((sampcert_batch*)row->batch)->reserved0 = 7;
   if (mode("flood_output")) {
     static const char kLine[] = "flooding the tool's stdout, if it were ours\n";
     for (;;) (void)!write(1, kLine, sizeof kLine - 1);
   }
-  if (mode("write_logits")) ((float*)b->rows[0].logits)[0] += 1.0f;
-  int32_t status = SAMPCERT_STATUS_OK;
-  const double sum = row_weights(s, b, 0, error, &status);
-  if (sum < 0) return status;
-  if (mode("write_past_out")) out[draws_per_row] = 0;
-  for (uint64_t j = 0; j < draws_per_row; ++j) {
-    const uint64_t bits =
-        splitmix64(seed ^ splitmix64(b->rows[0].row_id ^ splitmix64(first_draw + j)));
-    const double target = ((double)(bits >> 11) + 0.5) * 0x1p-53 * sum;
-    double c = 0;
-    int64_t token = -1;
-    for (uint64_t i = 0; i < b->vocab; ++i) {
-      if (s->weights[i] > 0) token = (int64_t)i; /* never a zero-weight token */
-      c += s->weights[i];
-      if (target < c && s->weights[i] > 0) break;
-    }
-    out[j] = token;
-  }
-  return SAMPCERT_STATUS_OK;
-}
-
-static const sampcert_sampler_api kApi = {
-    sizeof(sampcert_sampler_api),
-    SAMPCERT_ABI_VERSION_MAJOR,
-    SAMPCERT_ABI_VERSION_MINOR,
-    get_info,
-    create,
-    destroy,
-    NULL /* no probabilities */,
-    sample,
-};
-
-SAMPCERT_EXPORT int32_t sampcert_get_sampler_api(uint32_t host_major, uint32_t host_minor,
-                                                 const sampcert_sampler_api** out) {
-  (void)host_minor; /* any MINOR of our MAJOR works: fields are only ever appended */
-  *out = NULL;
-  if (host_major != SAMPCERT_ABI_VERSION_MAJOR) return SAMPCERT_STATUS_VERSION_MISMATCH;
-  *out = &kApi;
+  if (mode("write_logits")) ((float*)row->logits)[0] += 1.0f;
+  double sum = 0;
+  const int32_t status = row_weights(s, row, error, &sum);
+  if (status != SAMPCERT_STATUS_OK) return status;
+  if (mode("write_past_out")) row->out[row->draws] = 0;
+  draw_by_scan(s, row, sum);
   return SAMPCERT_STATUS_OK;
 }

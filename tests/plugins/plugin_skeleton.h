@@ -29,6 +29,8 @@
  *   PLUGIN_PROBE             the plug-in probes the host instead of sampling: it declares little
  *                            (version "1", f32 only, uniform greedy ties, not thread-safe), and
  *                            sample() hands it every batch unchecked
+ *   PLUGIN_BATCH             the plug-in samples batches: it declares SAMPCERT_CAP_BATCH, and
+ *                            sample() takes any number of rows >= 1
  *   PLUGIN_ABI_MAJOR         the ABI MAJOR the plug-in says it is built for
  */
 #ifndef SAMPCERT_TESTS_PLUGINS_PLUGIN_SKELETON_H_
@@ -47,6 +49,14 @@
 #ifndef PLUGIN_ABI_MAJOR
 #define PLUGIN_ABI_MAJOR SAMPCERT_ABI_VERSION_MAJOR
 #endif
+/* The batches sample() takes, unless PLUGIN_PROBE (which takes every one unchecked). */
+#ifdef PLUGIN_BATCH
+#define PLUGIN_TAKES_ROWS(n) ((n) >= 1)
+#define PLUGIN_TAKES "f32 rows of V >= 1 only"
+#else
+#define PLUGIN_TAKES_ROWS(n) ((n) == 1)
+#define PLUGIN_TAKES "one f32 row of V >= 1 only"
+#endif
 
 struct sampcert_sampler {
   double* weights; /* row_weights' scratch, grown as needed */
@@ -58,9 +68,10 @@ struct sampcert_sampler {
 
 /* One row of a sample() call, as the batch loop hands it to sample_row. */
 typedef struct plugin_row {
-  const sampcert_row* in; /* the caller's row: temperature, truncation, mask, row_id */
-  int64_t index;          /* its index in the batch, for error->row */
-  const float* logits;    /* in->logits as f32, the one dtype the skeleton declares */
+  const sampcert_batch* batch; /* the whole call's batch (num_rows, for one) */
+  const sampcert_row* in;      /* the caller's row: temperature, truncation, mask, row_id */
+  int64_t index;               /* its index in the batch, for error->row */
+  const float* logits;         /* in->logits as f32, the one dtype the skeleton declares */
   uint64_t vocab;
   uint64_t seed; /* sample()'s arguments */
   uint64_t first_draw;
@@ -133,6 +144,9 @@ static int32_t get_info(sampcert_sampler_info* info, sampcert_error* error) {
   info->greedy_tie_break = SAMPCERT_GREEDY_UNIFORM;
   info->thread_safe = 0;
 #endif
+#ifdef PLUGIN_BATCH
+  info->capabilities |= SAMPCERT_CAP_BATCH;
+#endif
 #ifdef PLUGIN_INFO
   return PLUGIN_INFO(info, error);
 #else
@@ -166,14 +180,14 @@ static int32_t sample(sampcert_sampler* s, const sampcert_batch* b, uint64_t see
                       sampcert_error* error) {
 #ifndef PLUGIN_PROBE
   if (b == NULL || b->struct_size < sizeof(sampcert_batch) || b->dtype != SAMPCERT_DTYPE_F32 ||
-      b->num_rows != 1 || b->vocab == 0) {
-    return fail(error, SAMPCERT_STATUS_UNSUPPORTED, -1, "one f32 row of V >= 1 only");
+      !PLUGIN_TAKES_ROWS(b->num_rows) || b->vocab == 0) {
+    return fail(error, SAMPCERT_STATUS_UNSUPPORTED, -1, PLUGIN_TAKES);
   }
 #endif
   for (uint64_t r = 0; r < b->num_rows; ++r) {
     const plugin_row row = {
-        &b->rows[r], (int64_t)r,    (const float*)b->rows[r].logits, b->vocab, seed,
-        first_draw,  draws_per_row, out + r * draws_per_row};
+        b,    &b->rows[r], (int64_t)r,    (const float*)b->rows[r].logits, b->vocab,
+        seed, first_draw,  draws_per_row, out + r * draws_per_row};
     const int32_t status = sample_row(s, &row, error);
     if (status != SAMPCERT_STATUS_OK) return status;
   }
