@@ -240,7 +240,9 @@ std::string RenderHtml(const Report& report) {
       "version {} (<code>{}</code>)</p>\n<p id=\"verdict\" class=\"verdict {}\">{}</p>\n",
       E(Text(s.value("name", json("?")))), E(Text(s.value("version", json("?")))),
       E(Text(s.value("argument", json("")))), ok ? "ok" : "bad",
-      ok ? "CONFORMANT" : "NOT CONFORMANT");
+      !report.complete ? "INCOMPLETE, no verdict: " + E(report.incomplete_reason)
+      : ok             ? std::string("CONFORMANT")
+                       : std::string("NOT CONFORMANT"));
   std::map<std::string, int> counts;
   for (const TestResult& r : report.results) ++counts[results::StatusName(r.status)];
   std::string count_text;

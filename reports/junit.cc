@@ -80,6 +80,17 @@ std::string RenderJUnit(const Report& report) {
     skipped += s;
     seconds += secs;
   }
+  if (!report.complete) {
+    // An interrupted or budget-stopped run is no verdict: CI must not read it as green.
+    suites += fmt::format(
+        "  <testsuite name=\"sampcert.{0}.run\" tests=\"1\" failures=\"0\" errors=\"1\" "
+        "skipped=\"0\" time=\"0\">\n    <testcase classname=\"sampcert.{0}.run\" "
+        "name=\"complete\" time=\"0\">\n      <error type=\"Incomplete\" message=\"the run is "
+        "incomplete, no verdict: {1}\"/>\n    </testcase>\n  </testsuite>\n",
+        XmlEscape(sampler), XmlEscape(report.incomplete_reason));
+    ++tests;
+    ++errors;
+  }
   return fmt::format(
       "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"sampcert {}\" "
       "tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.6f}\">\n{}"

@@ -115,6 +115,8 @@ std::vector<std::string> ApplyExpectations(const Expectations& expectations,
 }
 
 bool Conformant(const Report& report) {
+  // An interrupted or budget-stopped run is not a verdict, whatever its finished items say.
+  if (!report.complete) return false;
   if (!report.expectation_differences.empty()) return false;
   for (const TestResult& r : report.results) {
     if (!results::IsConformant(r.status)) return false;
@@ -159,7 +161,10 @@ json ReportToJson(const Report& report) {
   json certified = json::array(), not_conformant = json::array();
   for (const auto& [key, status] : Aggregate(report.results)) {
     const std::string name = key.first + "/" + key.second;
-    if (status == Status::kPass || status == Status::kWarning) certified.push_back(name);
+    // An incomplete run certifies nothing.
+    if (report.complete && (status == Status::kPass || status == Status::kWarning)) {
+      certified.push_back(name);
+    }
     if (!results::IsConformant(status)) not_conformant.push_back(results::SanitizeUtf8(name));
   }
   json differences = json::array();
@@ -522,6 +527,11 @@ std::string TextSummary(const Report& report, const std::string& path) {
   for (const TestResult& r : report.results) ++counts[results::StatusName(r.status)];
   out += fmt::format("\n{} results:", report.results.size());
   for (const auto& [status, n] : counts) out += fmt::format(" {} {}", n, status);
+  if (!report.complete) {
+    out += fmt::format("\nverdict: INCOMPLETE, no verdict: {} (report: {})\n",
+                       S(report.incomplete_reason), S(path));
+    return out;
+  }
   const bool ok = Conformant(report);
   const int waived = counts.count("Waived") ? counts.at("Waived") : 0;
   out += fmt::format(

@@ -32,6 +32,20 @@ expect_no_leftovers() {
     fail "processes of the run outlived it"
   fi
 }
+
+# An interrupted or budget-stopped run is no verdict anywhere: not in report.json, the HTML,
+# the JUnit file or the terminal (which says INCOMPLETE instead).
+expect_no_verdict() {
+  python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["verdict"]
+sys.exit(0 if v["conformant"] is False and v["certified"] == [] else 1)' "$out/report.json" ||
+    fail "an incomplete run's report.json says conformant or certifies something"
+  ! grep -q "CONFORMANT" stdout || fail "an incomplete run's summary says CONFORMANT"
+  grep -q "verdict: INCOMPLETE" stdout || fail "no INCOMPLETE verdict line"
+  ! grep -q ">CONFORMANT<\|>NOT CONFORMANT<" "$out/report.html" ||
+    fail "an incomplete run's HTML shows a verdict"
+  grep -q 'type="Incomplete"' "$out/report.junit.xml" ||
+    fail "an incomplete run's JUnit has no error for it"
+}
 # Waits up to $2 s for process $1 to end (a zombie counts as ended); false if it did not.
 wait_end() {
   local i state
@@ -153,6 +167,7 @@ sys.exit(0 if n.startswith("hostile\ufffd") else 1)' "$out/report.json" ||
     if [ "$sig" != kill ]; then
       expect_report '"complete": false'
       expect_report "interrupted by SIG${sig^^}"
+      expect_no_verdict
     fi
     expect_no_leftovers
     ;;
@@ -166,6 +181,7 @@ sys.exit(0 if n.startswith("hostile\ufffd") else 1)' "$out/report.json" ||
     mode=spin run --time-budget 2; expect_rc 1
     expect_report '"complete": false'
     expect_report "stopped by --time-budget"
+    expect_no_verdict
     ! grep -q '"status": "Timeout"' "$out/report.json" || fail "the budget turned items into Timeout"
     ;;
   same_status)
