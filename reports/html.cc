@@ -226,6 +226,14 @@ std::string HtmlEscape(std::string_view text) {
   return out;
 }
 
+namespace {
+std::string PartialWhy(const Report& report) {
+  std::string why;
+  Partial(report, &why);
+  return why;
+}
+}  // namespace
+
 std::string RenderHtml(const Report& report) {
   const json& c = report.context;
   const json& s = report.sampler;
@@ -240,9 +248,10 @@ std::string RenderHtml(const Report& report) {
       "version {} (<code>{}</code>)</p>\n<p id=\"verdict\" class=\"verdict {}\">{}</p>\n",
       E(Text(s.value("name", json("?")))), E(Text(s.value("version", json("?")))),
       E(Text(s.value("argument", json("")))), ok ? "ok" : "bad",
-      !report.complete ? "INCOMPLETE, no verdict: " + E(report.incomplete_reason)
-      : ok             ? std::string("CONFORMANT")
-                       : std::string("NOT CONFORMANT"));
+      !report.complete  ? "INCOMPLETE, no verdict: " + E(report.incomplete_reason)
+      : Partial(report) ? "PARTIAL, no verdict for the sampler: " + E(PartialWhy(report))
+      : ok              ? std::string("CONFORMANT")
+                        : std::string("NOT CONFORMANT"));
   std::map<std::string, int> counts;
   for (const TestResult& r : report.results) ++counts[results::StatusName(r.status)];
   std::string count_text;

@@ -114,14 +114,32 @@ std::vector<std::string> ApplyExpectations(const Expectations& expectations,
   return diffs;
 }
 
-bool Conformant(const Report& report) {
-  // An interrupted or budget-stopped run is not a verdict, whatever its finished items say.
-  if (!report.complete) return false;
+bool Passed(const Report& report) {
   if (!report.expectation_differences.empty()) return false;
   for (const TestResult& r : report.results) {
     if (!results::IsConformant(r.status)) return false;
   }
   return true;
+}
+
+bool Partial(const Report& report, std::string* why) {
+  const json& c = report.context;
+  const std::string shard = c.is_object() ? c.value("shard", "0/1") : "0/1";
+  int i = 0, n = 1;
+  if (ParseShard(shard, &i, &n) && n > 1) {
+    if (why) *why = fmt::format("shard {} of the plan (merge every shard for the verdict)", shard);
+    return true;
+  }
+  if (c.is_object() && c.contains("filters") && c["filters"].is_object() && !c["filters"].empty()) {
+    if (why) *why = fmt::format("a filtered run ({})", c["filters"].dump());
+    return true;
+  }
+  return false;
+}
+
+bool Conformant(const Report& report) {
+  // An interrupted, budget-stopped or partial run is not a verdict, whatever its items say.
+  return report.complete && !Partial(report) && Passed(report);
 }
 
 namespace {
@@ -161,8 +179,9 @@ json ReportToJson(const Report& report) {
   json certified = json::array(), not_conformant = json::array();
   for (const auto& [key, status] : Aggregate(report.results)) {
     const std::string name = key.first + "/" + key.second;
-    // An incomplete run certifies nothing.
-    if (report.complete && (status == Status::kPass || status == Status::kWarning)) {
+    // An incomplete or partial run certifies nothing.
+    if (report.complete && !Partial(report) &&
+        (status == Status::kPass || status == Status::kWarning)) {
       certified.push_back(name);
     }
     if (!results::IsConformant(status)) not_conformant.push_back(results::SanitizeUtf8(name));
@@ -530,6 +549,12 @@ std::string TextSummary(const Report& report, const std::string& path) {
   if (!report.complete) {
     out += fmt::format("\nverdict: INCOMPLETE, no verdict: {} (report: {})\n",
                        S(report.incomplete_reason), S(path));
+    return out;
+  }
+  if (std::string part; Partial(report, &part)) {
+    out += fmt::format(
+        "\nverdict: PARTIAL, no verdict for the sampler: {}; {} (report: {})\n", S(part),
+        Passed(report) ? "no failure in this part" : "failures in this part", S(path));
     return out;
   }
   const bool ok = Conformant(report);

@@ -48,6 +48,12 @@ struct Report {
 };
 
 bool Conformant(const Report& report);
+// No failing result and no difference from the expectations, in what the run covered: the
+// exit status of a run, whole or partial (a partial run's status says nothing of the rest).
+bool Passed(const Report& report);
+// A run of part of the plan (one shard I/N with N > 1, or filters): no verdict on the sampler;
+// `why` says which part. A merged report is whole again.
+bool Partial(const Report& report, std::string* why = nullptr);
 
 // The canonical order of results (REPRO-1): by dtype (f32, f16, bf16), then property, then
 // family. `sampcert run` and `report merge` both write it, so a report does not depend on which

@@ -177,6 +177,21 @@ sys.exit(0 if n.startswith("hostile\ufffd") else 1)' "$out/report.json" ||
     rc=$?; expect_rc 2
     expect_err "host error: .*open-file limit"
     ;;
+  partial_run)
+    # A shard or a filtered run is part of the plan: it exits by what it covered (0 here, a
+    # correct sampler) but says PARTIAL, never CONFORMANT, and certifies nothing.
+    for part in "--shard 1/2" "--dtype f32"; do
+      # shellcheck disable=SC2086
+      mode=none run $part; expect_rc 0
+      python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))["verdict"]
+sys.exit(0 if v["conformant"] is False and v["certified"] == [] else 1)' "$out/report.json" ||
+        fail "a partial run ($part) says conformant or certifies something"
+      ! grep -q "CONFORMANT" stdout || fail "a partial run's summary ($part) says CONFORMANT"
+      grep -q "verdict: PARTIAL" stdout || fail "no PARTIAL verdict line ($part)"
+      ! grep -q ">CONFORMANT<\|>NOT CONFORMANT<" "$out/report.html" ||
+        fail "a partial run's HTML ($part) shows a verdict"
+    done
+    ;;
   time_budget)
     mode=spin run --time-budget 2; expect_rc 1
     expect_report '"complete": false'
