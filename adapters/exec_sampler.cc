@@ -20,10 +20,9 @@
 #include <span>
 
 #include "adapters/child_process.h"
+#include "adapters/declarations.h"
 #include "adapters/exec_protocol.h"
 #include "adapters/unique_fd.h"
-
-#include "adapters/declarations.h"
 
 extern char** environ;
 

@@ -288,7 +288,6 @@ class InterruptScope {
 
 }  // namespace
 
-
 std::vector<PlanItem> ShardItems(const Plan& plan, const RunOptions& o) {
   std::vector<PlanItem> out;
   for (std::size_t i = 0; i < plan.items.size(); ++i) {

@@ -94,8 +94,7 @@ Expected<std::vector<TestResult>> CheckWorkerMessage(const std::string& message,
   json j;
   std::string parse_error;
   if (!results::ParseJson(message, results::JsonKind::kWorkerMessage, &j, &parse_error)) {
-    return bad("the worker's result is not JSON within the reader's limits (" + parse_error +
-               ")");
+    return bad("the worker's result is not JSON within the reader's limits (" + parse_error + ")");
   }
   if (!j.is_object() || !j.contains("nonce") || j["nonce"] != nonce) {
     return bad("the worker's result does not carry this item's nonce (not the runner's message)");
