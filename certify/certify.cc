@@ -216,12 +216,7 @@ PlanOutcome PlanFor(const CertifyRequest& req) {
     out.message = fmt::format("--profile must be quick, standard or full, not '{}'", req.profile);
     return out;
   }
-  runner::RunOptions opts;
-  opts.isolate = !req.no_isolation;
-  opts.item_timeout_s = req.item_timeout_s;
-  opts.memory_limit_bytes = DefaultMemoryLimit();
-  opts.warn = req.on_warning;
-  auto described = runner::Describe(Opener(req), opts);
+  auto described = runner::Describe(Opener(req), MakeRunOptions(req, 0, 1));
   if (!described.ok()) {
     out.error = CertifyError::kSampler;
     out.message = described.error().message;

@@ -4,7 +4,7 @@
 // Williams' correction on cells fixed before drawing (exact binomial with two cells), the score
 // test on log p, and the band-conditional score test.
 // The draw counts, seeds and levels are the plan's (REPRO-1); the run / re-run / power rule is
-// the one of every test (statistical_test.h).
+// the one of every test (sequential_rule.h).
 #include "properties/distribution.h"
 
 #include <fmt/format.h>
@@ -17,7 +17,7 @@
 #include "properties/families.h"
 #include "properties/plan.h"
 #include "properties/portable_random.h"
-#include "properties/statistical_test.h"
+#include "properties/sequential_rule.h"
 #include "properties/statistics/binomial.h"
 #include "properties/statistics/cells.h"
 #include "properties/statistics/chi_square.h"

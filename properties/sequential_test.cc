@@ -11,7 +11,7 @@
 
 #include "properties/distribution.h"
 #include "properties/plan.h"
-#include "properties/statistical_test.h"
+#include "properties/sequential_rule.h"
 #include "properties/statistics/binomial.h"
 #include "sampcert/reference_distribution.h"
 #include "sampcert/reference_sampler.h"

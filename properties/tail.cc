@@ -4,7 +4,7 @@
 // test, 2 (1 - m)^n). Power is stated as the relative change of each set's mass detected with
 // probability 0.9; a set short of the profile's required change makes the item Inconclusive.
 // Sequential looks and the re-run after a rejection follow the one rule of every test (STAT-4,
-// statistical_test.h).
+// sequential_rule.h).
 #include "properties/tail.h"
 
 #include <fmt/format.h>
@@ -17,7 +17,7 @@
 #include "properties/families.h"
 #include "properties/plan.h"
 #include "properties/portable_random.h"
-#include "properties/statistical_test.h"
+#include "properties/sequential_rule.h"
 #include "properties/statistics/binomial.h"
 #include "properties/statistics/tolerant_null.h"
 #include "sampcert/reference_distribution.h"

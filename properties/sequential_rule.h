@@ -5,8 +5,8 @@
 // its requirement is Inconclusive, saying why (the draw budget, or the class's tolerance).
 // A family supplies what differs: how one run draws and evaluates its looks, how a look fills
 // the result, its failure message and its stated power.
-#ifndef SAMPCERT_PROPERTIES_STATISTICAL_TEST_H_
-#define SAMPCERT_PROPERTIES_STATISTICAL_TEST_H_
+#ifndef SAMPCERT_PROPERTIES_SEQUENTIAL_RULE_H_
+#define SAMPCERT_PROPERTIES_SEQUENTIAL_RULE_H_
 
 #include <fmt/format.h>
 
@@ -146,4 +146,4 @@ std::vector<results::TestResult> RunStatisticalTest(const ItemRun& ctx, results:
 
 }  // namespace sampcert::properties
 
-#endif  // SAMPCERT_PROPERTIES_STATISTICAL_TEST_H_
+#endif  // SAMPCERT_PROPERTIES_SEQUENTIAL_RULE_H_

@@ -1,4 +1,4 @@
-#include "properties/statistical_test.h"
+#include "properties/sequential_rule.h"
 
 #include "adapters/declarations.h"
 #include "properties/reproduction.h"
