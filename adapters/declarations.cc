@@ -169,6 +169,10 @@ std::string_view IdOf() {
 class FieldCodec {
  public:
   virtual std::string_view Vocabulary() const = 0;
+  // How the copies outside C++ (the Python helper, PROTOCOL.md) write the ABI value: "value"
+  // (the vocabulary's number), "step-ties" (0 as tie_rule, else the tie rule's number + 1),
+  // "bits" (SAMPCERT_CAP_* bits), "flag" (0 or 1), "number" (a float).
+  virtual std::string_view Encoding() const = 0;
   virtual std::string FromAbi(const char* member, SamplerInfo* out) const = 0;
   virtual void ToAbi(const SamplerInfo& in, char* member) const = 0;
   virtual json ToWire(const SamplerInfo& in) const = 0;
@@ -189,6 +193,7 @@ class EnumCodec final : public FieldCodec {
 
  public:
   std::string_view Vocabulary() const override { return IdOf<E>(); }
+  std::string_view Encoding() const override { return "value"; }
   std::string FromAbi(const char* member, SamplerInfo* out) const override {
     auto v = ValueOfAbi<E>(Load<int32_t>(member));
     if (!v.ok()) return v.error().message;
@@ -214,6 +219,7 @@ class EnumCodec final : public FieldCodec {
 class TruncationOrderCodec final : public FieldCodec {
  public:
   std::string_view Vocabulary() const override { return IdOf<TruncationStep>(); }
+  std::string_view Encoding() const override { return "value"; }
   std::string FromAbi(const char* member, SamplerInfo* out) const override {
     for (std::size_t k = 0; k < 3; ++k) {
       auto v = ValueOfAbi<TruncationStep>(Load<int32_t>(member, k));
@@ -257,6 +263,7 @@ class StepTiesCodec final : public FieldCodec {
  public:
   explicit constexpr StepTiesCodec(std::string_view what) : what_(what) {}
   std::string_view Vocabulary() const override { return IdOf<TieRule>(); }
+  std::string_view Encoding() const override { return "step-ties"; }
   std::string FromAbi(const char* member, SamplerInfo* out) const override {
     const int32_t v = Load<int32_t>(member);
     if (v == SAMPCERT_STEP_TIES_AS_DECLARED) return "";
@@ -301,6 +308,7 @@ class StepTiesCodec final : public FieldCodec {
 class DrawModeCodec final : public FieldCodec {
  public:
   std::string_view Vocabulary() const override { return IdOf<bool>(); }
+  std::string_view Encoding() const override { return "value"; }
   std::string FromAbi(const char* member, SamplerInfo* out) const override {
     auto v = ValueOfAbi<bool>(Load<uint32_t>(member));
     if (!v.ok()) return v.error().message;
@@ -325,6 +333,7 @@ class DrawModeCodec final : public FieldCodec {
 class CapabilitiesCodec final : public FieldCodec {
  public:
   std::string_view Vocabulary() const override { return ""; }
+  std::string_view Encoding() const override { return "bits"; }
   std::string FromAbi(const char* member, SamplerInfo* out) const override {
     out->capabilities = Load<uint32_t>(member);
     return "";
@@ -347,6 +356,7 @@ class CapabilitiesCodec final : public FieldCodec {
 class ThreadSafeCodec final : public FieldCodec {
  public:
   std::string_view Vocabulary() const override { return ""; }
+  std::string_view Encoding() const override { return "flag"; }
   std::string FromAbi(const char* member, SamplerInfo* out) const override {
     out->thread_safe = Load<int32_t>(member) != 0;
     return "";
@@ -367,6 +377,7 @@ class ThreadSafeCodec final : public FieldCodec {
 class ThresholdCodec final : public FieldCodec {
  public:
   std::string_view Vocabulary() const override { return ""; }
+  std::string_view Encoding() const override { return "number"; }
   std::string FromAbi(const char* member, SamplerInfo* out) const override {
     out->policies.greedy_threshold = Load<float>(member);
     return "";
@@ -391,6 +402,7 @@ class ThresholdCodec final : public FieldCodec {
 class DrawCostCodec final : public FieldCodec {
  public:
   std::string_view Vocabulary() const override { return ""; }
+  std::string_view Encoding() const override { return "number"; }
   std::string FromAbi(const char* member, SamplerInfo* out) const override {
     out->policies.draw_cost_ns_per_token = static_cast<double>(Load<float>(member));
     return "";
@@ -606,14 +618,32 @@ json DeclarationsDump() {
   for (const Capability& c : kCapabilities) {
     caps.push_back({{"name", c.name}, {"bit", c.bit}, {"label", c.label}});
   }
+  // The defaults of the Python helper's Info: a default-constructed declaration, f32 only.
+  SamplerInfo defaults;
+  defaults.capabilities = SAMPCERT_CAP_F32;
+  sampcert_sampler_info abi{};
   json fields = json::array();
   for (const DeclaredField* f : FieldsInAbiOrder()) {
+    f->codec->ToAbi(defaults, reinterpret_cast<char*>(&abi) + f->abi_offset);
+    json default_abi = json::array();
+    for (uint32_t k = 0; k < f->count; ++k) {
+      const char* element = reinterpret_cast<const char*>(&abi) + f->abi_offset + 4 * k;
+      if (f->abi_type == 'f') {
+        default_abi.push_back(results::Number(Load<float>(element)));
+      } else if (f->abi_type == 'I') {
+        default_abi.push_back(Load<uint32_t>(element));
+      } else {
+        default_abi.push_back(Load<int32_t>(element));
+      }
+    }
     fields.push_back({{"name", f->name},
                       {"wire", f->wire},
                       {"report", f->report},
                       {"policy", f->policy},
                       {"label", f->label},
                       {"vocabulary", f->codec->Vocabulary()},
+                      {"encoding", f->codec->Encoding()},
+                      {"default_abi", default_abi},
                       {"abi_type", std::string(1, f->abi_type)},
                       {"count", f->count},
                       {"abi_offset", f->abi_offset},

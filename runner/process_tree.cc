@@ -19,9 +19,9 @@ namespace {
 
 // The parent of `pid` from /proc/PID/stat ("pid (comm) state ppid ..."; comm may hold spaces
 // and parentheses, so the fields start after the last ')'); -1 if it is gone.
-pid_t ParentOf(const char* pid_name) {
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%s/stat", pid_name);
+pid_t ParentOf(long pid) {
+  char path[64];  // "/proc/" + at most 20 digits + "/stat"
+  std::snprintf(path, sizeof path, "/proc/%ld/stat", pid);
   const UniqueFd fd(::open(path, O_RDONLY | O_CLOEXEC));
   if (!fd) return -1;
   char buf[1024];
@@ -42,7 +42,7 @@ std::multimap<pid_t, pid_t> ChildrenByParent() {
     char* end = nullptr;
     const long pid = std::strtol(e->d_name, &end, 10);
     if (end == e->d_name || *end != '\0' || pid <= 0) continue;
-    const pid_t parent = ParentOf(e->d_name);
+    const pid_t parent = ParentOf(pid);
     if (parent > 0) out.emplace(parent, static_cast<pid_t>(pid));
   }
   ::closedir(dir);

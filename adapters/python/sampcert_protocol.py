@@ -59,6 +59,55 @@ NAN = {"error": 0, "masked": 1}
 DETERMINISM = {"none": 0, "same-seed": 1, "cross-device": 2}
 ACCURACY = {"fp32": 0, "bf16": 1, "fp16": 2}
 DRAWS = {"random-access": 0, "sequential": 1}
+
+# The INFO reply after name and version, in sampcert_sampler_info's order:
+# (Info member, struct code, count, vocabulary, encoding); encode_info() reads it.
+INFO_FIELDS = [
+    ("capabilities", "I", 1, None, "bits"),
+    ("greedy_tie_break", "i", 1, GREEDY, "value"),
+    ("tie_rule", "i", 1, TIES, "value"),
+    ("pipeline_order", "i", 1, ORDER, "value"),
+    ("truncation_order", "i", 3, STEPS, "value"),
+    ("nan_policy", "i", 1, NAN, "value"),
+    ("greedy_threshold", "f", 1, None, "number"),
+    ("determinism", "i", 1, DETERMINISM, "value"),
+    ("accuracy", "i", 1, ACCURACY, "value"),
+    ("thread_safe", "i", 1, None, "flag"),
+    ("top_k_tie_rule", "i", 1, TIES, "step-ties"),
+    ("top_p_tie_rule", "i", 1, TIES, "step-ties"),
+    ("draws", "I", 1, DRAWS, "value"),
+    ("draw_cost_ns_per_token", "f", 1, None, "number"),
+]
+
+
+@dataclasses.dataclass
+class Info:
+    """What the sampler declares: every field of sampcert_sampler_info (SPEC section 4),
+    named as report.json names it. The defaults declare an f32 sampler and nothing else."""
+
+    name: str
+    version: str = "0"
+    capabilities: Union[int, Sequence[str]] = ("f32",)
+    greedy_tie_break: str = "uniform"
+    tie_rule: str = "keep-all"
+    pipeline_order: str = "temperature-first"
+    truncation_order: Sequence[str] = ("top-k", "top-p", "min-p")
+    nan_policy: str = "error"
+    greedy_threshold: float = 0.0
+    determinism: str = "same-seed"
+    accuracy: str = "fp32"
+    thread_safe: bool = False
+    # ABI MINOR 1 (protocol MINOR 1); a host of an older MINOR ignores these.
+    top_k_tie_rule: Optional[str] = None
+    top_p_tie_rule: Optional[str] = None
+    draws: str = "random-access"
+    draw_cost_ns_per_token: float = 0.0
+
+    def capability_bits(self) -> int:
+        return capability_bits(self.capabilities)
+
+    def encode(self) -> bytes:
+        return encode_info(self)
 # ---- End of the generated declarations
 
 DTYPES = {0: "f32", 1: "f16", 2: "bf16"}
@@ -85,54 +134,49 @@ def step_ties(rule: Optional[str]) -> int:
     return 0 if rule is None else TIES[rule] + 1
 
 
-@dataclasses.dataclass
-class Info:
-    """What the sampler declares: every field of sampcert_sampler_info (SPEC section 4)."""
+def capability_bits(capabilities: Union[int, Sequence[str]]) -> int:
+    """SAMPCERT_CAP_* bits from report.json's names (or the bits themselves)."""
+    if isinstance(capabilities, int):
+        return capabilities
+    if isinstance(capabilities, str):
+        raise ValueError(f"capabilities: a list of names, not the string {capabilities!r}")
+    return sum(_abi_value("capabilities", c, CAPABILITIES) for c in set(capabilities))
 
-    name: str
-    version: str = "0"
-    capabilities: Union[int, Sequence[str]] = ("f32",)
-    greedy_tie_break: str = "uniform"
-    tie_rule: str = "keep-all"
-    pipeline_order: str = "temperature-first"
-    truncation_order: Sequence[str] = ("top-k", "top-p", "min-p")
-    nan_policy: str = "error"
-    greedy_threshold: float = 0.0
-    determinism: str = "same-seed"
-    accuracy: str = "fp32"
-    thread_safe: bool = False
-    # Protocol / ABI MINOR 1. The tie rule of one truncation step (None: as tie_rule), e.g.
-    # Hugging Face: top_k_tie_rule="keep-all", top_p_tie_rule="exact-any".
-    top_k_tie_rule: Optional[str] = None
-    top_p_tie_rule: Optional[str] = None
-    # A stateful random stream per (seed, row_id): the host asks for each stream's draws in
-    # order: first_draw 0 starts a stream afresh, any other is exactly its position (POL-7).
-    sequential: bool = False
-    # The cost of one draw divided by the vocabulary size, in ns (0: not declared); the plan
-    # caps a slow sampler's draws from it (SPEC STAT-6).
-    draw_cost_ns_per_token: float = 0.0
 
-    def capability_bits(self) -> int:
-        if isinstance(self.capabilities, int):
-            return self.capabilities
-        return sum(CAPABILITIES[c] for c in set(self.capabilities))
+def _abi_value(member: str, value, vocabulary) -> int:
+    try:
+        return vocabulary[value]
+    except (KeyError, TypeError):
+        raise ValueError(f"Info.{member}: unknown value {value!r} (known: "
+                         f"{', '.join(vocabulary)})") from None
 
-    def encode(self) -> bytes:
-        def s(text):
-            b = text.encode("utf-8")
-            return struct.pack("<I", len(b)) + b
-        order = [STEPS[t] for t in self.truncation_order]
-        return (struct.pack("<II", PROTOCOL_MAJOR, PROTOCOL_MINOR) + s(self.name) +
-                s(self.version) +
-                struct.pack("<Iiii3iifiii", self.capability_bits(),
-                            GREEDY[self.greedy_tie_break], TIES[self.tie_rule],
-                            ORDER[self.pipeline_order], *order, NAN[self.nan_policy],
-                            self.greedy_threshold, DETERMINISM[self.determinism],
-                            ACCURACY[self.accuracy], 1 if self.thread_safe else 0) +
-                struct.pack("<iiIf", step_ties(self.top_k_tie_rule),
-                            step_ties(self.top_p_tie_rule),
-                            DRAWS["sequential" if self.sequential else "random-access"],
-                            self.draw_cost_ns_per_token))
+
+def _element(member: str, value, vocabulary, encoding: str):
+    if encoding == "bits":
+        return capability_bits(value)
+    if encoding == "flag":
+        return 1 if value else 0
+    if encoding == "number":
+        return float(value)
+    if encoding == "step-ties":
+        return 0 if value is None else _abi_value(member, value, vocabulary) + 1
+    return _abi_value(member, value, vocabulary)
+
+
+def encode_info(info: "Info") -> bytes:
+    """The INFO reply's payload (PROTOCOL.md): every INFO_FIELDS entry in order."""
+    def s(text):
+        b = text.encode("utf-8")
+        return struct.pack("<I", len(b)) + b
+    out = [struct.pack("<II", PROTOCOL_MAJOR, PROTOCOL_MINOR), s(info.name), s(info.version)]
+    for member, code, count, vocabulary, encoding in INFO_FIELDS:
+        value = getattr(info, member)
+        values = list(value) if count > 1 else [value]
+        if len(values) != count:
+            raise ValueError(f"Info.{member}: {count} values expected, got {len(values)}")
+        out.append(struct.pack("<" + code * count,
+                               *(_element(member, v, vocabulary, encoding) for v in values)))
+    return b"".join(out)
 
 
 @dataclasses.dataclass

@@ -5,6 +5,7 @@ Run: python3 -m unittest discover -s adapters/python -p '*_test.py'
 (with SAMPCERT=path/to/sampcert, DeclarationsTest checks the helper against the C++ tables)
 """
 
+import dataclasses
 import json
 import os
 import struct
@@ -43,7 +44,7 @@ def sample(batch, seed, first, draws):
 sp.serve(sample, sp.Info(name="echo", version="9", capabilities=["f32", "bf16", "mask"],
                          tie_rule="exact-any", truncation_order=("min-p", "top-k", "top-p"),
                          greedy_threshold=0.5, thread_safe=True, top_p_tie_rule="keep-all",
-                         greedy_tie_break="any", sequential=True,
+                         greedy_tie_break="any", draws="sequential",
                          draw_cost_ns_per_token=12.5), create_fn=create)
 """
 
@@ -249,7 +250,7 @@ class DeclarationsTest(unittest.TestCase):
                        truncation_order=("min-p", "top-k", "top-p"),
                        nan_policy="masked", greedy_threshold=0.25, determinism="cross-device",
                        accuracy="fp16", thread_safe=True, top_k_tie_rule="exact-lowest-index",
-                       top_p_tie_rule=None, sequential=True, draw_cost_ns_per_token=3.5)
+                       top_p_tie_rule=None, draws="sequential", draw_cost_ns_per_token=3.5)
         payload = info.encode()
         off = 8
         for _ in range(2):  # name, version
@@ -258,26 +259,34 @@ class DeclarationsTest(unittest.TestCase):
         layout = "<" + "".join(f'{f["count"]}{f["abi_type"]}' for f in fields)
         self.assertEqual(off + struct.calcsize(layout), len(payload))
         got = list(struct.unpack_from(layout, payload, off))
-        tables = {v["id"]: getattr(sp, v["id"].upper()) for v in self.dump["vocabularies"]}
+        # The ABI values written out by hand: an independent reading of PROTOCOL.md.
+        want = {"capabilities": [2 | 8 | 512], "greedy_tie_break": [1], "tie_rule": [2],
+                "pipeline_order": [1], "truncation_order": [2, 0, 1], "nan_policy": [1],
+                "greedy_threshold": [0.25], "determinism": [2], "accuracy": [2],
+                "thread_safe": [1], "top_k_tie_rule": [2], "top_p_tie_rule": [0],
+                "draw_mode": [1], "draw_cost_ns_per_token": [3.5]}
+        self.assertEqual([f["name"] for f in fields], list(want))
         for f in fields:
-            name, n = f["name"], f["count"]
-            value, got = got[:n], got[n:]
-            if name == "capabilities":
-                want = [info.capability_bits()]
-            elif name == "thread_safe":
-                want = [1]
-            elif name in ("top_k_tie_rule", "top_p_tie_rule"):
-                want = [sp.step_ties(getattr(info, name))]
-            elif name == "draw_mode":
-                want = [sp.DRAWS["sequential"]]
-            elif f["vocabulary"]:
-                attr = getattr(info, name)
-                want = [tables[f["vocabulary"]][x] for x in ([attr] if n == 1 else attr)]
-            elif hasattr(info, name):
-                want = [getattr(info, name)]
-            else:
-                self.fail(f"the helper's Info does not declare the field {name}")
-            self.assertEqual(value, want, name)
+            value, got = got[:f["count"]], got[f["count"]:]
+            self.assertEqual(value, want[f["name"]], f["name"])
+
+    def test_info_members_are_the_report_names_with_the_declared_defaults(self):
+        members = [m.name for m in dataclasses.fields(sp.Info)]
+        self.assertEqual(members, ["name", "version"] + [f["report"] for f in self.dump["fields"]])
+        payload = sp.Info(name="n", version="v").encode()
+        off = 8 + 4 + 1 + 4 + 1
+        layout = "<" + "".join(f'{f["count"]}{f["abi_type"]}' for f in self.dump["fields"])
+        self.assertEqual(list(struct.unpack_from(layout, payload, off)),
+                         [x for f in self.dump["fields"] for x in f["default_abi"]])
+
+    def test_an_unknown_value_is_an_error_by_name(self):
+        with self.assertRaisesRegex(ValueError, r"Info.tie_rule: unknown value 'keep-some' "
+                                                r"\(known: keep-all, exact-lowest-index"):
+            sp.Info(name="n", tie_rule="keep-some").encode()
+        with self.assertRaisesRegex(ValueError, r"Info.capabilities: unknown value 'f64'"):
+            sp.Info(name="n", capabilities=["f32", "f64"]).encode()
+        with self.assertRaisesRegex(ValueError, r"Info.truncation_order: 3 values expected"):
+            sp.Info(name="n", truncation_order=("top-k",)).encode()
 
 
 if __name__ == "__main__":

@@ -112,7 +112,7 @@ class TorchSamplerTest(unittest.TestCase):
     def test_declarations(self):
         info = torch_sampler.make_info("bf16")
         self.assertEqual(info.accuracy, "bf16")
-        self.assertTrue(info.sequential)
+        self.assertEqual(info.draws, "sequential")
         self.assertNotIn("f16", info.capabilities)
 
 
@@ -154,8 +154,8 @@ class HfSamplerTest(unittest.TestCase):
 
     def test_declarations(self):
         info = hf_sampler.make_info("f32")
-        self.assertEqual((info.top_k_tie_rule, info.top_p_tie_rule, info.sequential),
-                         ("keep-all", "exact-any", True))
+        self.assertEqual((info.top_k_tie_rule, info.top_p_tie_rule, info.draws),
+                         ("keep-all", "exact-any", "sequential"))
         self.assertEqual(info.greedy_tie_break, "lowest-index")
         self.assertEqual(list(info.truncation_order), ["top-k", "top-p", "min-p"])
         self.assertGreater(len(info.encode()), 0)

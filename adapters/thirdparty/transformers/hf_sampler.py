@@ -108,7 +108,7 @@ def make_info(compute: str) -> sp.Info:
         nan_policy="error",
         determinism="same-seed",
         accuracy="fp32" if compute == "f32" else "bf16",
-        sequential=True,  # a torch.Generator per stream (torch_streams.py)
+        draws="sequential",  # a torch.Generator per stream (torch_streams.py)
     )
 
 
