@@ -185,6 +185,12 @@ std::string ReproductionSampler(const CertifyRequest& req) {
                              : std::string());
 }
 
+// A describe step that failed: the host's own failure (kInternal: fork, pipes, the open-file
+// limit) or the sampler's (it cannot be loaded, described or created).
+CertifyError DescribeFailure(const Error& e) {
+  return e.code == ErrorCode::kInternal ? CertifyError::kHost : CertifyError::kSampler;
+}
+
 }  // namespace
 
 // A worker's address-space limit: the machine's physical memory, so that a runaway allocation
@@ -218,7 +224,7 @@ PlanOutcome PlanFor(const CertifyRequest& req) {
   }
   auto described = runner::Describe(Opener(req), MakeRunOptions(req, 0, 1));
   if (!described.ok()) {
-    out.error = CertifyError::kSampler;
+    out.error = DescribeFailure(described.error());
     out.message = described.error().message;
     return out;
   }
@@ -258,7 +264,7 @@ CertifyOutcome Certify(const CertifyRequest& req) {
   runner::RunOptions opts = MakeRunOptions(req, shard_i, shard_n);
   const runner::SamplerOpener open = Opener(req);
   auto described = runner::Describe(open, opts);
-  if (!described.ok()) return Failed(CertifyError::kSampler, described.error().message);
+  if (!described.ok()) return Failed(DescribeFailure(described.error()), described.error().message);
   const adapters::SamplerInfo info = *described;
   const auto started = std::chrono::steady_clock::now();
   properties::PlanOptions plan_options;
@@ -286,18 +292,18 @@ CertifyOutcome Certify(const CertifyRequest& req) {
 
   CertifyOutcome out;
   reports::Report& report = out.report;
-  // Expectations (also the waiver file): a known failure becomes Waived; a difference either
-  // way is reported.
-  if (!req.expect_file.empty()) {
-    report.expectation_differences = reports::ApplyExpectations(expectations, &results);
-  }
   reports::SortResults(&results);
   report.results = std::move(results);
   report.context = ReportContext(req, plan, opts, seconds);
   report.sampler = reports::SamplerToJson(info, req.sampler, file_sha256, req.sampler_config);
   report.complete = ran->complete;
   report.incomplete_reason = ran->incomplete_reason;
-  out.signal = ran->signal;
+  report.signal = ran->signal;
+  // Expectations: each failure an entry pins becomes a KnownFailure; a difference either way is
+  // reported (after the context, which says whether the run covers the whole plan).
+  if (!req.expect_file.empty()) {
+    reports::ApplyExpectations(expectations, !req.expect_non_strict, &report);
+  }
   if (std::string why = reports::WriteReportSetOrFallback(req.out_dir, report, &out.report_path);
       !why.empty()) {
     return Failed(CertifyError::kHost, why);

@@ -30,7 +30,8 @@ struct CertifyRequest {
   std::string shard = "0/1";
   double time_budget_s = 0;  // whole-run wall-clock limit; reached: the run is incomplete
   std::string out_dir = "sampcert-report";
-  std::string expect_file;  // expectations / waivers
+  std::string expect_file;         // expectations: the known failures
+  bool expect_non_strict = false;  // a known failure that now passes is reported, not failed
   bool no_isolation = false;
   double item_timeout_s = 300;  // CPU seconds a plan item may use; past it a Timeout
   std::string only_dtype;
@@ -61,7 +62,6 @@ struct CertifyOutcome {
   std::string message;  // the error, when error != kNone (not yet escaped for a terminal)
   reports::Report report;
   std::string report_path;  // the published report.json
-  int signal = 0;           // the signal that interrupted the run, 0 if none
 };
 
 CertifyOutcome Certify(const CertifyRequest& request);

@@ -41,10 +41,10 @@ int RunReportMerge(const std::vector<std::string>& inputs, const std::string& ou
   std::string path;
   if (std::string e = reports::WriteReportSet(out_dir, merged, &path); !e.empty()) {
     fmt::print(err, "error: {}\n", S(e));
-    return 2;
+    return reports::Code(reports::ExitCode::kHostError);
   }
   fmt::print(out, "{}", reports::TextSummary(merged, path));
-  return reports::Conformant(merged) ? 0 : 1;
+  return reports::Verdict(merged).exit_code;
 }
 
 int RunReportDiff(const std::string& before, const std::string& after, std::ostream& out,
@@ -100,7 +100,46 @@ int RunReportRender(const std::string& format, const std::string& input, const s
   }
   if (std::string e = reports::WriteFileAtomically(output, text); !e.empty()) {
     fmt::print(err, "error: {}\n", S(e));
-    return 2;
+    return reports::Code(reports::ExitCode::kHostError);
+  }
+  return 0;
+}
+
+int RunReportExpectations(const std::string& input, const std::string& reasons_file,
+                          const std::string& output, std::ostream& out, std::ostream& err) {
+  const int usage = reports::Code(reports::ExitCode::kUsage);
+  reports::Report r;
+  std::string why;
+  if (!reports::ReadReport(input, &r, &why)) {
+    fmt::print(err, "error: {}\n", S(why));
+    return usage;
+  }
+  reports::Reasons reasons;
+  if (!reasons_file.empty() && !reports::LoadReasons(reasons_file, &reasons, &why)) {
+    fmt::print(err, "error: {}\n", S(why));
+    return usage;
+  }
+  reports::Expectations made;
+  std::vector<std::string> unreviewed;
+  if (!reports::ExpectationsFromReport(r, reasons, &made, &unreviewed, &why)) {
+    fmt::print(err, "error: {}: {}\n", S(input), S(why));
+    return usage;
+  }
+  const std::string text = reports::ExpectationsToJson(made).dump(2) + "\n";
+  if (output.empty()) {
+    out << text;
+  } else if (std::string e = reports::WriteFileAtomically(output, text); !e.empty()) {
+    fmt::print(err, "error: {}\n", S(e));
+    return reports::Code(reports::ExitCode::kHostError);
+  }
+  fmt::print(err, "{} entries{}\n", made.entries.size(),
+             output.empty() ? "" : " written to " + S(output));
+  if (!unreviewed.empty()) {
+    fmt::print(err,
+               "{} entries have no reason on file for their status; their reason is the "
+               "failure's message, to be edited into why:\n",
+               unreviewed.size());
+    for (const std::string& k : unreviewed) fmt::print(err, "  {}\n", S(k));
   }
   return 0;
 }

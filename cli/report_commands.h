@@ -8,8 +8,9 @@
 
 namespace sampcert::cli {
 
-// Joins shard reports into OUT_DIR/report.{json,html,junit.xml}. Exit 0 when the merged
-// verdict is conformant, 1 when not, 2 on errors (unreadable input, shards that do not fit).
+// Joins shard reports into OUT_DIR/report.{json,html,junit.xml}. Exit: the merged report's
+// verdict (reports::Verdict: 0 conformant or matching its expectations, 1 not), 2 on errors
+// (unreadable input, shards that do not fit), 4 when the reports cannot be written.
 int RunReportMerge(const std::vector<std::string>& inputs, const std::string& out_dir,
                    std::ostream& out, std::ostream& err);
 
@@ -20,9 +21,18 @@ int RunReportMerge(const std::vector<std::string>& inputs, const std::string& ou
 int RunReportDiff(const std::string& before, const std::string& after, std::ostream& out,
                   std::ostream& err);
 
-// Re-renders a report.json as HTML or JUnit XML into `output` (atomically).
+// Re-renders a report.json as HTML or JUnit XML into `output` (atomically). Exit 0, 2 for an
+// unreadable input, 4 when the output cannot be written.
 int RunReportRender(const std::string& format, const std::string& input, const std::string& output,
                     std::ostream& err);
+
+// `report expectations`: the expectations file (reports/expectations.h) pinning every failure of
+// a complete, unfiltered report.json, to `output` or standard output; each entry keeps its
+// reason from `reasons_file` (an earlier expectations file, either format) where it still
+// applies, and the entries without one are listed on `err`. Exit 0, 2 for unreadable input or
+// a partial or incomplete report, 4 when the output cannot be written.
+int RunReportExpectations(const std::string& input, const std::string& reasons_file,
+                          const std::string& output, std::ostream& out, std::ostream& err);
 
 }  // namespace sampcert::cli
 

@@ -6,9 +6,25 @@
 
 #include "properties/families.h"
 #include "reports/report.h"
+#include "reports/verdict.h"
 #include "results/text.h"
 
 namespace sampcert::cli {
+namespace {
+
+// The exit code of an error before any verdict (reports/verdict.h).
+int ExitCodeOf(certify::CertifyError e) {
+  switch (e) {
+    case certify::CertifyError::kNone: break;
+    case certify::CertifyError::kUsage: return reports::Code(reports::ExitCode::kUsage);
+    case certify::CertifyError::kSampler:
+      return reports::Code(reports::ExitCode::kSamplerUnavailable);
+    case certify::CertifyError::kHost: return reports::Code(reports::ExitCode::kHostError);
+  }
+  return reports::Code(reports::ExitCode::kHostError);
+}
+
+}  // namespace
 
 int RunRun(const RunRequest& req, std::ostream& out, std::ostream& err) {
   const auto S = [](const std::string& s) { return results::EscapeForTerminal(s); };
@@ -31,17 +47,11 @@ int RunRun(const RunRequest& req, std::ostream& out, std::ostream& err) {
   if (tty) fmt::print(err, "\r\033[K");
   if (o.error != certify::CertifyError::kNone) {
     fmt::print(err, "error: {}\n", S(o.message));
-    return 2;
+    return ExitCodeOf(o.error);
   }
-  const reports::Report& report = o.report;
-  fmt::print(out, "{}", reports::TextSummary(report, o.report_path));
-  if (!report.complete) {
-    // Not a certificate, whatever the finished items say.
-    fmt::print(out, "INCOMPLETE: {}\n", S(report.incomplete_reason));
-    return o.signal != 0 ? 128 + o.signal : 1;
-  }
-  // A partial run (a shard, filters) exits by what it covered; its verdict line says PARTIAL.
-  return reports::Passed(report) ? 0 : 1;
+  // The summary ends with the verdict's line; the exit code is the verdict's.
+  fmt::print(out, "{}", reports::TextSummary(o.report, o.report_path));
+  return reports::Verdict(o.report).exit_code;
 }
 
 int RunPlanDump(const RunRequest& req, std::ostream& out, std::ostream& err) {
@@ -52,7 +62,7 @@ int RunPlanDump(const RunRequest& req, std::ostream& out, std::ostream& err) {
   const certify::PlanOutcome o = certify::PlanFor(request);
   if (o.error != certify::CertifyError::kNone) {
     fmt::print(err, "error: {}\n", results::EscapeForTerminal(o.message));
-    return 2;
+    return ExitCodeOf(o.error);
   }
   fmt::print(out, "{}", properties::DescribePlan(o.plan));
   return 0;

@@ -16,6 +16,8 @@
 #include "cli/sampler_commands.h"
 #include "results/shell_quote.h"
 #include "results/text.h"
+#include "cli/version.h"
+#include "reports/verdict.h"
 
 namespace {
 
@@ -147,11 +149,18 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   run->add_option("--time-budget", run_req.time_budget_s,
                   "Wall-clock seconds for the whole run (0: none). When reached, the run stops "
-                  "and its report is marked incomplete (exit 1); it never changes what is "
+                  "and its report is marked incomplete (exit 5); it never changes what is "
                   "tested or any status");
   run->add_option("--out", run_req.out_dir, "Report folder")->capture_default_str();
-  run->add_option("--expect", run_req.expect_file,
-                  "Expectations / waiver file: known failures are Waived, differences reported");
+  CLI::Option* expect = run->add_option(
+      "--expect", run_req.expect_file,
+      "Expectations file: the failures it pins are KnownFailure (still NOT CONFORMANT); exit 0 "
+      "when the run matches it, 1 on any difference (a new failure, a changed one, a known "
+      "failure that now passes)");
+  run->add_flag("--expect-non-strict", run_req.expect_non_strict,
+                "With --expect: a known failure that now passes is reported, not a failure of "
+                "the expectation check")
+      ->needs(expect);
   run->add_option("--item-timeout", run_req.item_timeout_s,
                   "CPU seconds (the worker's, all threads) a plan item may use; past it the "
                   "item is a Timeout with the draws it made. A worker that blocks instead is "
@@ -207,9 +216,19 @@ int main(int argc, char** argv) {
   CLI::App* junit = report->add_subcommand("junit", "Re-render a report.json as JUnit XML");
   junit->add_option("report", render_in, "report.json")->required();
   junit->add_option("-o,--output", render_out, "Output file (default: report.junit.xml beside it)");
+  std::string reasons_in;
+  CLI::App* expectations = report->add_subcommand(
+      "expectations",
+      "Write the expectations file that pins every failure of a complete report.json");
+  expectations->add_option("report", render_in, "report.json of a complete, unfiltered run")
+      ->required();
+  expectations->add_option("--reasons", reasons_in,
+                           "An earlier expectations file (either format): its reasons are kept");
+  expectations->add_option("-o,--output", render_out, "Output file (default: standard output)");
 
+  app.set_version_flag("--version", sampcert::cli::VersionLine());
   // CLI11's own exit codes (104-109 and more) are usage errors like any other: exit 2, the
-  // documented code for them. --help (exit 0) stays 0.
+  // documented code for them. --help and --version (exit 0) stay 0.
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -233,6 +252,10 @@ int main(int argc, char** argv) {
     return sampcert::cli::RunReportMerge(merge_inputs, merge_out, std::cout, std::cerr);
   }
   if (diff->parsed()) return sampcert::cli::RunReportDiff(diff_old, diff_new, std::cout, std::cerr);
+  if (expectations->parsed()) {
+    return sampcert::cli::RunReportExpectations(render_in, reasons_in, render_out, std::cout,
+                                                std::cerr);
+  }
   if (html->parsed() || junit->parsed()) {
     const std::string format = html->parsed() ? "html" : "junit";
     if (render_out.empty()) {
@@ -253,5 +276,5 @@ int main(int argc, char** argv) {
     return sampcert::cli::RunSample(sampler, sample_req, std::cout, std::cerr,
                                     config_of(sample_config), worker_timeout_s);
   }
-  return 2;
+  return sampcert::reports::Code(sampcert::reports::ExitCode::kUsage);
 }

@@ -11,6 +11,7 @@
 #include "properties/conformance.h"
 #include "registry/builtin_samplers.h"
 #include "registry/open_sampler.h"
+#include "reports/verdict.h"
 #include "results/text.h"
 #include "runner/runner.h"
 
@@ -36,11 +37,18 @@ runner::SamplerOpener Opener(const std::string& sampler, const std::optional<std
 }
 
 // The declaration from a describe worker; prints the error (exit 2) when there is none.
+// The sampler's declaration, described in a worker; else the error is printed and `*exit_code`
+// says whose failure it is: the host's (kInternal: fork, pipes, the open-file limit) or the
+// sampler's (it cannot be loaded, described or created).
 std::optional<adapters::SamplerInfo> Declaration(const runner::SamplerOpener& open,
-                                                 const runner::RunOptions& o, std::ostream& err) {
+                                                 const runner::RunOptions& o, std::ostream& err,
+                                                 int* exit_code) {
   auto info = runner::Describe(open, o);
   if (!info.ok()) {
     fmt::print(err, "error: {}\n", S(info.error().message));
+    *exit_code = reports::Code(info.error().code == ErrorCode::kInternal
+                                   ? reports::ExitCode::kHostError
+                                   : reports::ExitCode::kSamplerUnavailable);
     return std::nullopt;
   }
   return *info;
@@ -63,9 +71,10 @@ int RunList(std::ostream& out) {
 
 int RunInfo(const std::string& sampler, std::ostream& out, std::ostream& err,
             const std::optional<std::string>& config, double item_timeout_s) {
+  int code = 0;
   const std::optional<adapters::SamplerInfo> described =
-      Declaration(Opener(sampler, config), WorkerOptions(item_timeout_s, err), err);
-  if (!described) return 2;
+      Declaration(Opener(sampler, config), WorkerOptions(item_timeout_s, err), err, &code);
+  if (!described) return code;
   const adapters::SamplerInfo& i = *described;
   // The rest in the declaration tables' labels.
   fmt::print(out, "name:          {}\nversion:       {}\n{}", S(i.name), S(i.version),
@@ -84,14 +93,15 @@ int RunSample(const std::string& sampler, const ReferenceRequest& req, std::ostr
   if (!ParseRow(req, &parsed, err)) return 2;
   const runner::SamplerOpener open = Opener(sampler, config);
   const runner::RunOptions o = WorkerOptions(item_timeout_s, err);
-  const std::optional<adapters::SamplerInfo> info = Declaration(open, o, err);
-  if (!info) return 2;
+  int code = 0;
+  const std::optional<adapters::SamplerInfo> info = Declaration(open, o, err, &code);
+  if (!info) return code;
   const adapters::Batch batch{parsed.view.dtype, parsed.view.vocab, {parsed.view}};
   const uint64_t draws = req.draws > 0 ? static_cast<uint64_t>(req.draws) : 1;
   auto drawn = runner::SampleInWorker(open, *info, batch, req.seed, draws, o);
   if (!drawn.ok()) {
     fmt::print(err, "error: {}\n", S(drawn.error().message));
-    return 2;
+    return reports::Code(reports::ExitCode::kHostError);
   }
   switch (drawn->status) {
     case results::Status::kPass: break;

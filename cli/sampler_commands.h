@@ -17,7 +17,8 @@ int RunList(std::ostream& out);
 // Both open the sampler in workers, as `run` does (a describe worker, then for `sample` a
 // worker that draws), with the same limits: `item_timeout_s` CPU seconds per worker.
 
-// Exit codes: 0 success, 2 when the sampler cannot be loaded (the reason is printed).
+// Exit codes: 0 success, 3 when the sampler cannot be loaded (the reason is printed), 4 a host
+// error.
 int RunInfo(const std::string& sampler, std::ostream& out, std::ostream& err,
             const std::optional<std::string>& config = std::nullopt, double item_timeout_s = 300);
 
@@ -27,7 +28,7 @@ int RunDeclarations(std::ostream& out);
 
 // Draws with `sampler` for the row described in `request` (its sampling fields).
 // Exit codes: 0 success; 1 when the sampler returns an error, crashes or runs out of time (the
-// cause is printed); 2 usage or loading errors.
+// cause is printed); 2 usage errors; 3 when the sampler cannot be loaded; 4 a host error.
 int RunSample(const std::string& sampler, const ReferenceRequest& request, std::ostream& out,
               std::ostream& err, const std::optional<std::string>& config = std::nullopt,
               double item_timeout_s = 300);

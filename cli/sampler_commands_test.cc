@@ -21,7 +21,7 @@ TEST(SamplerCommands, InfoPrintsTheDeclaration) {
   EXPECT_EQ(RunInfo("stable_cpu", out, err), 0);
   EXPECT_NE(out.str().find("min-p"), std::string::npos) << out.str();
   EXPECT_NE(out.str().find("determinism:   cross device"), std::string::npos) << out.str();
-  EXPECT_EQ(RunInfo("./missing.so", out, err), 2);
+  EXPECT_EQ(RunInfo("./missing.so", out, err), 3);
   EXPECT_NE(err.str().find("no such file"), std::string::npos) << err.str();
 }
 
@@ -37,7 +37,7 @@ TEST(SamplerCommands, SampleDrawsOrReportsTheSamplersError) {
       << out.str();
   EXPECT_EQ(RunSample("naive", req, out, err), 1);
   EXPECT_NE(err.str().find("NumericalFailure"), std::string::npos) << err.str();
-  EXPECT_EQ(RunSample("nope", req, out, err), 2);
+  EXPECT_EQ(RunSample("nope", req, out, err), 3);
 }
 
 }  // namespace

@@ -9,8 +9,9 @@
 # Adds the ctest test `sampcert.<name>.<profile>`: `sampcert run` of the plug-in with that
 # profile, its reports (report.json, report.html, report.junit.xml, row files) kept in
 # ${CMAKE_CURRENT_BINARY_DIR}/sampcert/<name>.<profile>. The test passes when the verdict is
-# CONFORMANT, or, with EXPECT, when every result is as the expectations file pins it (a FIX,
-# REGRESSION or DIFFERENCE fails it); it fails on NOT CONFORMANT and on any error.
+# CONFORMANT, or, with EXPECT, when the run matches the expectations file exactly ("NOT
+# CONFORMANT: matches its N known failures, no new ones"; a FIX, REGRESSION or DIFFERENCE fails
+# it); it fails on any other NOT CONFORMANT, an incomplete run and any error.
 include_guard(GLOBAL)
 
 function(sampcert_add_certification)

@@ -29,8 +29,8 @@ std::string StatusClass(Status s) {
   switch (s) {
     case Status::kPass: return "pass";
     case Status::kWarning: return "warn";
-    case Status::kNotSupported:
-    case Status::kWaived: return "muted";
+    case Status::kNotSupported: return "muted";
+    case Status::kKnownFailure: return "known";
     case Status::kInconclusive: return "inconclusive";
     case Status::kFail:
     case Status::kCrash:
@@ -189,14 +189,81 @@ std::string CoverageChart(const Report& report) {
       w, h, bars);
 }
 
+// One failure's drill-down: its message, inputs, row file, reproduction, statistics and chart.
+std::string FailureDetails(const TestResult& r) {
+  const bool known = r.known_failure.has_value();
+  std::string html = fmt::format(
+      "<details class=\"failure{}\"><summary><strong>{}</strong> {} [{}] {}: {}</summary>\n",
+      known ? " known" : "",
+      known ? fmt::format("KnownFailure ({})", results::StatusName(r.known_failure->status))
+            : results::StatusName(r.status),
+      E(r.property), E(r.dtype), E(r.family), E(r.failure ? r.failure->message : r.note));
+  if (known) {
+    html += fmt::format("<p>Known failure, pinned by the expectations file: {}</p>",
+                        E(r.known_failure->reason));
+  }
+  if (r.failure) {
+    html += fmt::format("<p>Input as generated: <code>{}</code></p>", E(r.failure->input));
+    if (!r.failure->minimal_input.empty()) {
+      html += fmt::format("<p>Minimal input: <code>{}</code></p>", E(r.failure->minimal_input));
+    }
+    if (!r.failure->row_file.empty()) {
+      // A name of [A-Za-z0-9._-] only (RowFileName), beside this page.
+      html += fmt::format(
+          "<p>Complete input: <a href=\"{0}\">{0}</a> (replay: <code>sampcert reference "
+          "--row {0}</code>)</p>",
+          E(r.failure->row_file));
+    }
+    if (!r.failure->reproduction.empty()) {
+      html += fmt::format("<p>Reproduce: <code>{}</code></p>", E(r.failure->reproduction));
+    }
+  }
+  if (!std::isnan(r.p_value)) {
+    html +=
+        fmt::format("<p>p = {}, level {}, {} draws.</p>", Num(r.p_value), Num(r.level), r.draws);
+  }
+  return html + CountsChart(r) + "</details>\n";
+}
+
+// The failures no expectation pins, then the known ones: a known failure is listed as what it
+// is, never dropped and never counted as none.
+std::string FailureSections(const Report& report) {
+  std::string fresh, known;
+  int n_fresh = 0, n_known = 0;
+  for (const TestResult& r : report.results) {
+    if (r.status == Status::kKnownFailure) {
+      ++n_known;
+      known += FailureDetails(r);
+    } else if (!results::IsConformant(r.status)) {
+      ++n_fresh;
+      fresh += FailureDetails(r);
+    }
+  }
+  std::string html = "<h2>Failures</h2>\n";
+  if (n_fresh == 0) {
+    html += n_known == 0 ? "<p>None.</p>\n" : "<p>No failure beyond the known ones (below).</p>\n";
+  }
+  html += fresh;
+  if (n_known > 0) {
+    html += fmt::format(
+        "<h2 id=\"known-failures\">Known failures ({})</h2>\n<p>Failures the expectations file "
+        "pins, each with its reason: the sampler still fails them.</p>\n{}",
+        n_known, known);
+  }
+  return html;
+}
+
 constexpr const char* kStyle = R"(
 body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}
 h1{font-size:1.5em}h2{font-size:1.15em;margin-top:2em;border-bottom:1px solid #ddd}
 .verdict{font-size:1.3em;font-weight:bold;padding:.4em .8em;display:inline-block;border-radius:4px}
 .verdict.ok{background:#d9f2dc;color:#135c1c}.verdict.bad{background:#fbdcdc;color:#8a1414}
+.verdict.known{background:#fde6c8;color:#7a4100}.verdict.partial{background:#e3ecf7;color:#1d3f6e}
+.verdict.incomplete{background:#ece3fb;color:#4b2a7a}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ddd;padding:2px 8px;text-align:left}
 td.pass{background:#e6f6e8}td.fail{background:#fbdcdc}td.warn{background:#fff4d6}
 td.inconclusive{background:#ece3fb}td.muted{background:#f3f3f3;color:#777}
+td.known{background:#fde6c8;color:#7a4100}
 code,pre{background:#f6f6f6;padding:1px 4px;white-space:pre-wrap;word-break:break-all}
 details{margin:.4em 0;border:1px solid #eee;padding:.3em .6em}summary{cursor:pointer}
 svg.chart{width:100%;height:auto;background:#fcfcfc;border:1px solid #eee}
@@ -226,18 +293,11 @@ std::string HtmlEscape(std::string_view text) {
   return out;
 }
 
-namespace {
-std::string PartialWhy(const Report& report) {
-  std::string why;
-  Partial(report, &why);
-  return why;
-}
-}  // namespace
 
 std::string RenderHtml(const Report& report) {
   const json& c = report.context;
   const json& s = report.sampler;
-  const bool ok = Conformant(report);
+  const Outcome outcome = Verdict(report);
   std::string html;
   html += fmt::format(
       "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>sampcert report: "
@@ -247,24 +307,27 @@ std::string RenderHtml(const Report& report) {
       "<h1>sampcert conformance report</h1>\n<p>Sampler <strong id=\"sampler-name\">{}</strong> "
       "version {} (<code>{}</code>)</p>\n<p id=\"verdict\" class=\"verdict {}\">{}</p>\n",
       E(Text(s.value("name", json("?")))), E(Text(s.value("version", json("?")))),
-      E(Text(s.value("argument", json("")))), ok ? "ok" : "bad",
-      !report.complete  ? "INCOMPLETE, no verdict: " + E(report.incomplete_reason)
-      : Partial(report) ? "PARTIAL, no verdict for the sampler: " + E(PartialWhy(report))
-      : ok              ? std::string("CONFORMANT")
-                        : std::string("NOT CONFORMANT"));
+      E(Text(s.value("argument", json("")))), Info(outcome.kind).css, E(outcome.text));
   std::map<std::string, int> counts;
   for (const TestResult& r : report.results) ++counts[results::StatusName(r.status)];
   std::string count_text;
   for (const auto& [k, n] : counts) count_text += fmt::format("{} {}, ", n, k);
   html += fmt::format("<p>{} results: {}</p>\n", report.results.size(), E(count_text));
-  for (const std::string& d : report.expectation_differences) {
-    html += fmt::format("<p class=\"verdict bad\">{}</p>\n", E(d));
+  if (!report.expectation_differences.empty()) {
+    html += fmt::format(
+        "<details id=\"differences\" open><summary><strong>{} differences from the "
+        "expectations file</strong></summary><ul>",
+        report.expectation_differences.size());
+    for (const ExpectationDifference& d : report.expectation_differences) {
+      html += fmt::format("<li>{}</li>", E(d.text));
+    }
+    html += "</ul></details>\n";
   }
 
   html += "<h2>Run</h2><table>";
   for (const char* k : {"profile", "seed", "shard", "jobs", "isolation", "time_budget_s", "seconds",
                         "false_alarm_budget", "required_tv", "tool_version", "git_revision",
-                        "compiler", "cpu", "expectations"}) {
+                        "compiler", "cpu", "expectations", "expectations_strict"}) {
     if (c.contains(k)) html += fmt::format("<tr><th>{}</th><td>{}</td></tr>", k, E(Text(c[k])));
   }
   html += "</table>\n<h2>Declared capabilities and policies</h2><table>";
@@ -303,40 +366,7 @@ std::string RenderHtml(const Report& report) {
   }
   html += "</table>\n";
 
-  // Failures, drill-down.
-  html += "<h2>Failures</h2>\n";
-  int failures = 0;
-  for (const TestResult& r : report.results) {
-    if (results::IsConformant(r.status)) continue;
-    ++failures;
-    html += fmt::format(
-        "<details class=\"failure\"><summary><strong>{}</strong> {} [{}] {}: {}</summary>\n",
-        results::StatusName(r.status), E(r.property), E(r.dtype), E(r.family),
-        E(r.failure ? r.failure->message : r.note));
-    if (r.failure) {
-      html += fmt::format("<p>Input as generated: <code>{}</code></p>", E(r.failure->input));
-      if (!r.failure->minimal_input.empty()) {
-        html += fmt::format("<p>Minimal input: <code>{}</code></p>", E(r.failure->minimal_input));
-      }
-      if (!r.failure->row_file.empty()) {
-        // A name of [A-Za-z0-9._-] only (RowFileName), beside this page.
-        html += fmt::format(
-            "<p>Complete input: <a href=\"{0}\">{0}</a> (replay: <code>sampcert reference "
-            "--row {0}</code>)</p>",
-            E(r.failure->row_file));
-      }
-      if (!r.failure->reproduction.empty()) {
-        html += fmt::format("<p>Reproduce: <code>{}</code></p>", E(r.failure->reproduction));
-      }
-    }
-    if (!std::isnan(r.p_value)) {
-      html +=
-          fmt::format("<p>p = {}, level {}, {} draws.</p>", Num(r.p_value), Num(r.level), r.draws);
-    }
-    html += CountsChart(r);
-    html += "</details>\n";
-  }
-  if (failures == 0) html += "<p>None.</p>\n";
+  html += FailureSections(report);
 
   html += "<h2>Power of the distribution tests</h2>\n" + PowerChart(report);
   html += "<h2>Error against temperature</h2>\n" + TemperatureChart(report);

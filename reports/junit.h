@@ -1,6 +1,8 @@
 // JUnit XML, so that CI systems show each property as a test case: one testsuite per dtype, one
-// testcase per property and row family; NotSupported and Waived are skipped, Fail a failure,
-// Crash / Timeout / Inconclusive an error.
+// testcase per property and row family; NotSupported and KnownFailure are skipped (each with its
+// type, as pytest writes an xfail), Fail a failure, Crash / Timeout / Inconclusive an error. One
+// more testsuite, "<sampler>.verdict", holds the verdict: a failure when not conformant, an error
+// when the run is incomplete, skipped for a partial run.
 #ifndef SAMPCERT_REPORTS_JUNIT_H_
 #define SAMPCERT_REPORTS_JUNIT_H_
 

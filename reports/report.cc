@@ -21,10 +21,10 @@ using results::TestResult;
 
 int Severity(Status s) {
   switch (s) {
-    case Status::kWaived: return 0;
-    case Status::kNotSupported: return 1;
-    case Status::kPass: return 2;
-    case Status::kWarning: return 3;
+    case Status::kNotSupported: return 0;
+    case Status::kPass: return 1;
+    case Status::kWarning: return 2;
+    case Status::kKnownFailure: return 3;
     case Status::kInconclusive: return 4;
     case Status::kFail: return 5;
     case Status::kTimeout: return 6;
@@ -41,105 +41,6 @@ std::map<Key, Status> Aggregate(const std::vector<TestResult>& results) {
     if (it == agg.end() || Severity(r.status) > Severity(it->second)) agg[key] = r.status;
   }
   return agg;
-}
-
-bool LoadExpectations(const std::string& path, Expectations* out, std::string* error) {
-  json j;
-  std::string why;
-  if (!results::ReadJsonFile(path, results::JsonKind::kExpectations, results::Symlinks::kFollow, &j,
-                             &why)) {
-    *error = "cannot read expectations file: " + why;
-    return false;
-  }
-  try {
-    for (const json& e : j.at("entries")) {
-      Status s;
-      if (!results::ParseStatus(e.at("status").get<std::string>(), &s)) {
-        *error = "unknown status in " + path + ": " + e.at("status").dump();
-        return false;
-      }
-      const Key key{e.at("property").get<std::string>(), e.at("dtype").get<std::string>()};
-      // One entry per (property, dtype): a second would silently replace the first.
-      if (out->count(key)) {
-        *error = "expectations file " + path + " gives " + key.first + "/" + key.second + " twice";
-        return false;
-      }
-      (*out)[key] = Expectation{s, e.value("reason", "")};
-    }
-  } catch (const std::exception& e) {
-    *error = "malformed expectations file " + path + ": " + e.what();
-    return false;
-  }
-  return true;
-}
-
-std::vector<std::string> ApplyExpectations(const Expectations& expectations,
-                                           std::vector<TestResult>* results) {
-  std::vector<std::string> diffs;
-  const auto agg = Aggregate(*results);
-  for (const auto& [key, exp] : expectations) {
-    auto it = agg.find(key);
-    if (it == agg.end()) continue;
-    const std::string name = key.first + "/" + key.second;
-    if (results::IsConformant(it->second)) {
-      diffs.push_back(fmt::format("FIX {}: expected {}, now {} (the waiver can go)", name,
-                                  results::StatusName(exp.status),
-                                  results::StatusName(it->second)));
-    } else if (it->second != exp.status) {
-      diffs.push_back(fmt::format("DIFFERENCE {}: expected {}, now {}", name,
-                                  results::StatusName(exp.status),
-                                  results::StatusName(it->second)));
-    } else {
-      // The key's worst status is the expected one: its other non-conformant results (less
-      // severe, e.g. a property not reached on a family where an earlier check failed) are part
-      // of the same expected failure.
-      for (TestResult& r : *results) {
-        if (r.property == key.first && r.dtype == key.second && !results::IsConformant(r.status)) {
-          r.note = fmt::format("waived ({}{}): {}{}", results::StatusName(exp.status),
-                               r.status == exp.status
-                                   ? ""
-                                   : std::string(", this family ") + results::StatusName(r.status),
-                               exp.reason, r.note.empty() ? "" : "; " + r.note);
-          r.status = Status::kWaived;
-        }
-      }
-    }
-  }
-  for (const auto& [key, status] : Aggregate(*results)) {
-    if (!results::IsConformant(status) && !expectations.count(key)) {
-      diffs.push_back(fmt::format("REGRESSION {}/{}: expected a conformant status, now {}",
-                                  key.first, key.second, results::StatusName(status)));
-    }
-  }
-  return diffs;
-}
-
-bool Passed(const Report& report) {
-  if (!report.expectation_differences.empty()) return false;
-  for (const TestResult& r : report.results) {
-    if (!results::IsConformant(r.status)) return false;
-  }
-  return true;
-}
-
-bool Partial(const Report& report, std::string* why) {
-  const json& c = report.context;
-  const std::string shard = c.is_object() ? c.value("shard", "0/1") : "0/1";
-  int i = 0, n = 1;
-  if (ParseShard(shard, &i, &n) && n > 1) {
-    if (why) *why = fmt::format("shard {} of the plan (merge every shard for the verdict)", shard);
-    return true;
-  }
-  if (c.is_object() && c.contains("filters") && c["filters"].is_object() && !c["filters"].empty()) {
-    if (why) *why = fmt::format("a filtered run ({})", c["filters"].dump());
-    return true;
-  }
-  return false;
-}
-
-bool Conformant(const Report& report) {
-  // An interrupted, budget-stopped or partial run is not a verdict, whatever its items say.
-  return report.complete && !Partial(report) && Passed(report);
 }
 
 namespace {
@@ -170,28 +71,43 @@ json ReportToJson(const Report& report) {
   j["sampler"] = Sanitized(report.sampler);
   j["completeness"] = {{"complete", report.complete},
                        {"reason", results::SanitizeUtf8(report.incomplete_reason)}};
+  if (report.signal > 0) j["completeness"]["signal"] = report.signal;
   json rs = json::array();
   for (const TestResult& r : report.results) rs.push_back(ToJson(r));
   j["results"] = rs;
   std::map<std::string, int> counts;
   for (const TestResult& r : report.results) ++counts[results::StatusName(r.status)];
   j["summary"] = counts;
-  json certified = json::array(), not_conformant = json::array();
+  // Certified: the cells whose every result passed (or passed against a declared deviation);
+  // a cell with a known failure is not certified, whatever its other families did, and an
+  // incomplete or partial run certifies nothing (the rest of a cell may not have run).
+  const Outcome outcome = Verdict(report);
+  const bool whole = outcome.kind != OutcomeKind::kIncomplete && outcome.scope.empty();
+  json certified = json::array(), known = json::array(), not_conformant = json::array();
   for (const auto& [key, status] : Aggregate(report.results)) {
-    const std::string name = key.first + "/" + key.second;
-    // An incomplete or partial run certifies nothing.
-    if (report.complete && !Partial(report) &&
-        (status == Status::kPass || status == Status::kWarning)) {
+    const std::string name = results::SanitizeUtf8(key.first + "/" + key.second);
+    if (whole && (status == Status::kPass || status == Status::kWarning)) {
       certified.push_back(name);
     }
-    if (!results::IsConformant(status)) not_conformant.push_back(results::SanitizeUtf8(name));
+    if (status == Status::kKnownFailure) known.push_back(name);
+    if (!results::IsConformant(status) && status != Status::kKnownFailure) {
+      not_conformant.push_back(name);
+    }
   }
   json differences = json::array();
-  for (const std::string& d : report.expectation_differences) {
-    differences.push_back(results::SanitizeUtf8(d));
+  for (const ExpectationDifference& d : report.expectation_differences) {
+    differences.push_back({{"kind", DifferenceKindName(d.kind)},
+                           {"property", results::SanitizeUtf8(std::get<0>(d.key))},
+                           {"dtype", results::SanitizeUtf8(std::get<1>(d.key))},
+                           {"family", results::SanitizeUtf8(std::get<2>(d.key))},
+                           {"text", results::SanitizeUtf8(d.text)}});
   }
-  j["verdict"] = {{"conformant", Conformant(report)},
+  j["verdict"] = {{"outcome", Info(outcome.kind).name},
+                  {"text", results::SanitizeUtf8(outcome.text)},
+                  {"exit_code", outcome.exit_code},
+                  {"conformant", outcome.kind == OutcomeKind::kConformant},
                   {"certified", certified},
+                  {"known_failures", known},
                   {"not_conformant", not_conformant},
                   {"expectation_differences", differences}};
   return j;
@@ -209,7 +125,8 @@ Report ReportFromJson(const json& j, std::string* error) {
     }
     const std::string version = j.at("schema_version").get<std::string>();
     if (version.substr(0, version.find('.')) != std::string(kSchemaVersion).substr(0, 1)) {
-      *error = "report schema version " + version + " is not " + kSchemaVersion;
+      *error = "report schema version " + version + " is not " + kSchemaVersion +
+               " (a report of another sampcert version: re-run it, or read it with that version)";
       return r;
     }
     // Then the whole document against the schema: a wrong type or an unknown status is an error
@@ -219,10 +136,9 @@ Report ReportFromJson(const json& j, std::string* error) {
       return r;
     }
     r.context = j.at("context");
-    if (j.contains("completeness")) {
-      r.complete = j["completeness"].at("complete").get<bool>();
-      r.incomplete_reason = j["completeness"].value("reason", "");
-    }
+    r.complete = j.at("completeness").at("complete").get<bool>();
+    r.incomplete_reason = j["completeness"].value("reason", "");
+    r.signal = j["completeness"].value("signal", 0);
     r.sampler = j.at("sampler");
     // One result per (dtype, property, family): a repeated one would count twice, or hide the
     // other under the same name.
@@ -236,9 +152,14 @@ Report ReportFromJson(const json& j, std::string* error) {
         return r;
       }
     }
-    if (j.contains("verdict")) {
-      r.expectation_differences =
-          j["verdict"].value("expectation_differences", std::vector<std::string>{});
+    for (const json& d : j.at("verdict").at("expectation_differences")) {
+      ExpectationDifference diff;
+      if (!ParseDifferenceKind(d.at("kind").get<std::string>(), &diff.kind)) {
+        throw std::runtime_error("unknown expectation difference kind " + d.at("kind").dump());
+      }
+      diff.key = {d.at("property"), d.at("dtype"), d.at("family")};
+      diff.text = d.at("text").get<std::string>();
+      r.expectation_differences.push_back(std::move(diff));
     }
   } catch (const std::exception& e) {
     *error = std::string("malformed report: ") + e.what();
@@ -367,7 +288,7 @@ bool Merge(const std::vector<Report>& shards, Report* out, std::string* error) {
                            filters.dump());
       return false;
     }
-    for (const char* field : {"profile", "seed", "plan_version"}) {
+    for (const char* field : {"profile", "seed", "plan_version", "expectations_strict"}) {
       if (s.context.value(field, json()) != first.context.value(field, json())) {
         *error = fmt::format("shards disagree on {}: {} vs {}", field,
                              s.context.value(field, json()).dump(),
@@ -433,6 +354,18 @@ bool Merge(const std::vector<Report>& shards, Report* out, std::string* error) {
   return true;
 }
 
+namespace {
+
+// The results as the sampler produced them: a known failure as the status it had.
+std::vector<TestResult> AsRun(std::vector<TestResult> results) {
+  for (TestResult& r : results) {
+    if (r.known_failure) r.status = r.known_failure->status;
+  }
+  return results;
+}
+
+}  // namespace
+
 std::vector<std::string> Diff(const Report& before, const Report& after) {
   // Reports of different plans tested different things: a status change between them is
   // neither a fix nor a regression.
@@ -445,8 +378,8 @@ std::vector<std::string> Diff(const Report& before, const Report& after) {
                     pa.is_null() ? "(none)" : pa.dump(), pb.is_null() ? "(none)" : pb.dump())};
   }
   std::vector<std::string> out;
-  const auto a = Aggregate(before.results);
-  const auto b = Aggregate(after.results);
+  const auto a = Aggregate(AsRun(before.results));
+  const auto b = Aggregate(AsRun(after.results));
   std::set<Key> keys;
   for (const auto& [k, v] : a) keys.insert(k);
   for (const auto& [k, v] : b) keys.insert(k);
@@ -488,24 +421,18 @@ std::vector<std::string> Diff(const Report& before, const Report& after) {
   return out;
 }
 
-std::string TextSummary(const Report& report, const std::string& path) {
-  // Everything here may hold a sampler's bytes: escaped, so a name cannot move the cursor,
-  // clear the screen or paint a verdict of its own.
-  const auto S = [](std::string_view text) { return results::EscapeForTerminal(text); };
-  std::string out;
-  const json& c = report.context;
-  out += fmt::format("sampcert {} — sampler {} {} — profile {} seed {} shard {} — {:.1f} s\n",
-                     S(c.value("tool_version", "?")), S(report.sampler.value("name", "?")),
-                     S(report.sampler.value("version", "?")), S(c.value("profile", "?")),
-                     c.value("seed", json(0)).dump(), S(c.value("shard", "0/1")),
-                     NumberFrom(c.value("seconds", json(0))));
-  const auto agg = Aggregate(report.results);
+namespace {
+
+std::string S(std::string_view text) { return results::EscapeForTerminal(text); }
+
+std::string PropertyTable(const std::vector<TestResult>& results) {
+  const auto agg = Aggregate(results);
   std::set<std::string> props, dtypes;
   for (const auto& [key, status] : agg) {
     props.insert(key.first);
     dtypes.insert(key.second);
   }
-  out += fmt::format("{:<12}", "property");
+  std::string out = fmt::format("{:<12}", "property");
   for (const std::string& d : dtypes) out += fmt::format(" {:<13}", S(d));
   out += "\n";
   for (const std::string& p : props) {
@@ -516,12 +443,23 @@ std::string TextSummary(const Report& report, const std::string& path) {
     }
     out += "\n";
   }
-  int shown = 0;
-  for (const TestResult& r : report.results) {
-    if (results::IsConformant(r.status) || r.status == Status::kInconclusive) continue;
-    if (++shown > 15) {
-      out += "\n(more failures in the report)\n";
-      break;
+  return out;
+}
+
+// The failures no expectation pins, each with its input and reproduction (the first 15), then
+// the Inconclusive ones (the first 15).
+std::string NewFailures(const std::vector<TestResult>& results) {
+  constexpr int kShown = 15;
+  std::string out;
+  int shown = 0, more = 0;
+  for (const TestResult& r : results) {
+    if (results::IsConformant(r.status) || r.status == Status::kInconclusive ||
+        r.status == Status::kKnownFailure) {
+      continue;
+    }
+    if (++shown > kShown) {
+      ++more;
+      continue;
     }
     out += fmt::format("\n{} {} [{}] {}: {}\n", results::StatusName(r.status), S(r.property),
                        S(r.dtype), S(r.family), S(r.failure ? r.failure->message : r.note));
@@ -535,34 +473,88 @@ std::string TextSummary(const Report& report, const std::string& path) {
       }
     }
   }
-  for (const TestResult& r : report.results) {
-    if (r.status == Status::kInconclusive) {
-      out += fmt::format("\nInconclusive {} [{}] {}: {}\n", S(r.property), S(r.dtype), S(r.family),
-                         S(r.note));
+  if (more > 0) out += fmt::format("\n({} more failures in the report)\n", more);
+  shown = more = 0;
+  for (const TestResult& r : results) {
+    if (r.status != Status::kInconclusive) continue;
+    if (++shown > kShown) {
+      ++more;
+      continue;
     }
+    out += fmt::format("\nInconclusive {} [{}] {}: {}\n", S(r.property), S(r.dtype), S(r.family),
+                       S(r.note));
   }
-  for (const std::string& d : report.expectation_differences) out += "\n" + S(d);
+  if (more > 0) out += fmt::format("\n({} more Inconclusive results in the report)\n", more);
+  return out;
+}
+
+// The known failures, one line per (property, status, reason) with its count and dtypes: what
+// the expectations file says the sampler gets wrong.
+std::string KnownFailures(const std::vector<TestResult>& results) {
+  struct Group {
+    int count = 0;
+    std::set<std::string> dtypes;
+  };
+  std::map<std::tuple<std::string, std::string, std::string>, Group> groups;
+  int total = 0;
+  for (const TestResult& r : results) {
+    if (!r.known_failure) continue;
+    ++total;
+    Group& g =
+        groups[{r.property, results::StatusName(r.known_failure->status), r.known_failure->reason}];
+    ++g.count;
+    g.dtypes.insert(r.dtype);
+  }
+  if (total == 0) return "";
+  std::string out = fmt::format("\nknown failures ({}, pinned by the expectations file):\n", total);
+  for (const auto& [key, g] : groups) {
+    const auto& [property, status, reason] = key;
+    std::string dtypes;
+    for (const std::string& d : g.dtypes) dtypes += (dtypes.empty() ? "" : " ") + d;
+    constexpr std::size_t kReason = 150;
+    out +=
+        fmt::format("  {:<10} {:<12} {:>3} ({}): {}{}\n", S(property), status, g.count, S(dtypes),
+                    S(reason.substr(0, kReason)), reason.size() > kReason ? " ..." : "");
+  }
+  return out;
+}
+
+std::string Differences(const std::vector<ExpectationDifference>& diffs) {
+  constexpr std::size_t kShown = 30;
+  std::string out;
+  for (std::size_t i = 0; i < diffs.size() && i < kShown; ++i) out += "\n" + S(diffs[i].text);
+  if (diffs.size() > kShown) {
+    out += fmt::format("\n({} more expectation differences in report.json)", diffs.size() - kShown);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string TextSummary(const Report& report, const std::string& path) {
+  // Everything here may hold a sampler's bytes: escaped, so a name cannot move the cursor,
+  // clear the screen or paint a verdict of its own.
+  const json& c = report.context;
+  const Outcome outcome = Verdict(report);
+  std::string out =
+      fmt::format("sampcert {} — sampler {} {} — profile {} seed {} shard {} — {:.1f} s\n",
+                  S(c.value("tool_version", "?")), S(report.sampler.value("name", "?")),
+                  S(report.sampler.value("version", "?")), S(c.value("profile", "?")),
+                  c.value("seed", json(0)).dump(), S(c.value("shard", "0/1")),
+                  NumberFrom(c.value("seconds", json(0))));
+  // A run that is no verdict says so before anything that could read as one.
+  if (outcome.kind == OutcomeKind::kIncomplete || outcome.kind == OutcomeKind::kPartial) {
+    out += S(outcome.text) + "\n";
+  }
+  out += PropertyTable(report.results);
+  out += NewFailures(report.results);
+  out += KnownFailures(report.results);
+  out += Differences(report.expectation_differences);
   std::map<std::string, int> counts;
   for (const TestResult& r : report.results) ++counts[results::StatusName(r.status)];
   out += fmt::format("\n{} results:", report.results.size());
   for (const auto& [status, n] : counts) out += fmt::format(" {} {}", n, status);
-  if (!report.complete) {
-    out += fmt::format("\nverdict: INCOMPLETE, no verdict: {} (report: {})\n",
-                       S(report.incomplete_reason), S(path));
-    return out;
-  }
-  if (std::string part; Partial(report, &part)) {
-    out += fmt::format(
-        "\nverdict: PARTIAL, no verdict for the sampler: {}; {} (report: {})\n", S(part),
-        Passed(report) ? "no failure in this part" : "failures in this part", S(path));
-    return out;
-  }
-  const bool ok = Conformant(report);
-  const int waived = counts.count("Waived") ? counts.at("Waived") : 0;
-  out += fmt::format(
-      "\nverdict: {}{} (report: {})\n", ok ? "CONFORMANT" : "NOT CONFORMANT",
-      ok && waived > 0 ? fmt::format(" with {} waived results (expected failures)", waived) : "",
-      S(path));
+  out += fmt::format("\nverdict: {} (report: {})\n", S(outcome.text), S(path));
   return out;
 }
 

@@ -10,50 +10,33 @@
 #include <utility>
 #include <vector>
 
+#include "reports/expectations.h"
+#include "reports/verdict.h"
 #include "results/test_result.h"
 
 namespace sampcert::reports {
 
 using Key = std::pair<std::string, std::string>;  // (property, dtype)
 
-int Severity(results::Status s);  // Waived < NotSupported < Pass < ... < Crash
+// NotSupported < Pass < Warning < KnownFailure < Inconclusive < Fail < Timeout < Crash: a cell
+// shows the most severe status of its row families, so a known failure is never shown as a
+// Pass, and a new problem is never hidden behind a known one.
+int Severity(results::Status s);
 
-// The worst status of each (property, dtype) over row families.
+// The most severe status of each (property, dtype) over row families.
 std::map<Key, results::Status> Aggregate(const std::vector<results::TestResult>& results);
-
-// Expectations, also the waiver file: {"entries": [{"property", "dtype", "status", "reason"}]},
-// read by the strict reader; a (property, dtype) given twice is refused.
-struct Expectation {
-  results::Status status;
-  std::string reason;
-};
-using Expectations = std::map<Key, Expectation>;
-bool LoadExpectations(const std::string& path, Expectations* out, std::string* error);
-
-// Marks expected failures Waived (with the reason) and returns the differences: "FIX ...",
-// "REGRESSION ...", "DIFFERENCE ...". (property, dtype) pairs absent from the results (another
-// shard's) are not compared.
-std::vector<std::string> ApplyExpectations(const Expectations& expectations,
-                                           std::vector<results::TestResult>* results);
 
 struct Report {
   nlohmann::json context;  // tool, version, revision, compiler, CPU, profile, seed, shard, ...
   nlohmann::json sampler;  // name, version, argument, capabilities, policies
   std::vector<results::TestResult> results;
-  std::vector<std::string> expectation_differences;
+  std::vector<ExpectationDifference> expectation_differences;  // sorted (ApplyExpectations)
   // False when the run stopped before finishing its plan (a signal, --time-budget): the results
   // are what was finished, and `incomplete_reason` says why. merge refuses incomplete reports.
   bool complete = true;
   std::string incomplete_reason;
+  int signal = 0;  // the signal that stopped the run (exit 128 + signal), 0 if none
 };
-
-bool Conformant(const Report& report);
-// No failing result and no difference from the expectations, in what the run covered: the
-// exit status of a run, whole or partial (a partial run's status says nothing of the rest).
-bool Passed(const Report& report);
-// A run of part of the plan (one shard I/N with N > 1, or filters): no verdict on the sampler;
-// `why` says which part. A merged report is whole again.
-bool Partial(const Report& report, std::string* why = nullptr);
 
 // The canonical order of results (REPRO-1): by dtype (f32, f16, bf16), then property, then
 // family. `sampcert run` and `report merge` both write it, so a report does not depend on which
@@ -83,9 +66,12 @@ bool Merge(const std::vector<Report>& shards, Report* out, std::string* error);
 // FIX / REGRESSION / DIFFERENCE / NEW per (property, dtype) between two reports. A change into
 // a non-conformant status, a new non-conformant test and a removed result (or row family) are
 // REGRESSIONs. Reports of different context "plan_version" give one line "PLAN CHANGED ...".
+// A KnownFailure counts as the status it had: an expectations file changes no behaviour.
 std::vector<std::string> Diff(const Report& before, const Report& after);
 
-// The readable summary `sampcert run` prints.
+// The readable summary `sampcert run` prints: the property table, the new failures, the known
+// ones grouped by property, the expectation differences, and the verdict's line (first too,
+// for a run that is incomplete or partial).
 std::string TextSummary(const Report& report, const std::string& path);
 
 }  // namespace sampcert::reports

@@ -13,8 +13,10 @@
 
 namespace sampcert::reports {
 
-// 2.1: context.plan_version, context.filters, sampler.file_sha256.
-inline constexpr const char* kSchemaVersion = "2.2";
+// 3.0: the status KnownFailure (for Waived) with its known_failure entry, verdict.outcome,
+// .text, .exit_code and .known_failures, expectation differences as objects,
+// completeness.signal, context.expectations_strict.
+inline constexpr const char* kSchemaVersion = "3.0";
 
 using results::Number;
 using results::NumberFrom;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -113,9 +114,27 @@ void Golden(const std::string& name, const std::string& text) {
                                   "SAMPCERT_REGENERATE_GOLDEN=1 and review the diff";
 }
 
+// The same run against an expectations file pinning its two failures: known failures in every
+// format, and the outcome "matches its known failures".
+Report SyntheticKnown() {
+  Report r = Synthetic();
+  Expectations e;
+  e.entries[{"DIST-1", "f32", "flat_V64"}].reason = "the float CDF never reaches the last cell";
+  e.entries[{"ALL", "f16", "deterministic"}] = {Status::kCrash, "a NULL dereference in f16", "",
+                                                ""};
+  r.context["expectations"] = "golden.expectations.json";
+  ApplyExpectations(e, true, &r);
+  return r;
+}
+
 TEST(Golden, Json) { Golden("report.json", ReportToJson(Synthetic()).dump(2) + "\n"); }
 TEST(Golden, JUnit) { Golden("report.junit.xml", RenderJUnit(Synthetic())); }
 TEST(Golden, Html) { Golden("report.html", RenderHtml(Synthetic())); }
+TEST(Golden, KnownJson) {
+  Golden("report.known.json", ReportToJson(SyntheticKnown()).dump(2) + "\n");
+}
+TEST(Golden, KnownJUnit) { Golden("report.known.junit.xml", RenderJUnit(SyntheticKnown())); }
+TEST(Golden, KnownHtml) { Golden("report.known.html", RenderHtml(SyntheticKnown())); }
 
 TEST(Escaping, SamplerControlledStringsAreText) {
   const std::string html = RenderHtml(Synthetic());
@@ -185,7 +204,7 @@ TEST(Merge, ShardsEqualTheUnshardedRun) {
   EXPECT_TRUE(Diff(whole, merged).empty());
   EXPECT_EQ(Aggregate(whole.results), Aggregate(merged.results));
   EXPECT_EQ(whole.results.size(), merged.results.size());
-  EXPECT_EQ(Conformant(whole), Conformant(merged));
+  EXPECT_EQ(Verdict(whole).text, Verdict(merged).text);
   EXPECT_FALSE(Merge({run(0, 3), run(1, 3)}, &merged, &why));  // a shard missing
   EXPECT_NE(why.find("2 of 3 shards"), std::string::npos) << why;
   Report other_seed = run(2, 3);
@@ -380,7 +399,7 @@ TEST(ReportJson, LongStringsInPatternedFieldsAreRefusedNotFatal) {
   for (const char* pointer : {"/schema_version", "/context/plan_version", "/sampler/file_sha256",
                               "/results/1/failure/row_file"}) {
     nlohmann::json j = good;
-    std::string value = std::string(pointer) == "/schema_version" ? "2." : "row.";
+    std::string value = std::string(pointer) == "/schema_version" ? "3." : "row.";
     value += std::string(300000, '1');
     j[nlohmann::json::json_pointer(pointer)] = value;
     std::string why;
@@ -407,22 +426,351 @@ TEST(Shard, OnlyCanonicalForms) {
   }
 }
 
-TEST(Waivers, KnownFailuresAreWaivedAndChangesReported) {
-  std::vector<TestResult> results = Synthetic().results;
-  Expectations exp;
-  exp[{"DIST-1", "f32"}] = {Status::kFail, "known: the floor"};
-  exp[{"PROB-1", "f32"}] = {Status::kFail, "was broken"};    // now passes: FIX
-  exp[{"ALL", "f16"}] = {Status::kTimeout, "used to hang"};  // now crashes: DIFFERENCE
-  const std::vector<std::string> d = ApplyExpectations(exp, &results);
-  EXPECT_EQ(results[1].status, Status::kWaived);
-  EXPECT_NE(results[1].note.find("known: the floor"), std::string::npos);
+Expectation E(Status status, std::string reason, std::string message = {}, std::string row = {}) {
+  Expectation e;
+  e.status = status;
+  e.reason = std::move(reason);
+  e.message_contains = std::move(message);
+  e.minimal_input = std::move(row);
+  return e;
+}
+
+Expectations Pinned(std::initializer_list<std::pair<ResultKey, Expectation>> entries) {
+  Expectations e;
+  for (const auto& [k, v] : entries) e.entries[k] = v;
+  return e;
+}
+
+std::vector<std::string> Lines(const Report& r) {
+  std::vector<std::string> out;
+  for (const ExpectationDifference& d : r.expectation_differences) out.push_back(d.text);
+  return out;
+}
+
+TEST(Expectations, PinnedFailuresBecomeKnownAndEveryChangeIsReported) {
+  Report r = Synthetic();
+  ApplyExpectations(
+      Pinned({{{"DIST-1", "f32", "flat_V64"}, E(Status::kFail, "known: the floor")},
+              {{"PROB-1", "f32", "llm_like"}, E(Status::kFail, "was broken")},
+              {{"ALL", "f16", "deterministic"}, E(Status::kTimeout, "used to hang")}}),
+      true, &r);
+  EXPECT_EQ(r.results[1].status, Status::kKnownFailure);
+  ASSERT_TRUE(r.results[1].known_failure.has_value());
+  EXPECT_EQ(r.results[1].known_failure->status, Status::kFail);
+  EXPECT_EQ(r.results[1].known_failure->reason, "known: the floor");
+  EXPECT_EQ(r.results[2].status, Status::kCrash);  // pinned as Timeout: not known
+  const std::vector<std::string> d = Lines(r);
   ASSERT_EQ(d.size(), 2u);
-  EXPECT_EQ(d[0].rfind("DIFFERENCE ALL/f16", 0), 0u) << d[0];
-  EXPECT_EQ(d[1].rfind("FIX PROB-1/f32", 0), 0u) << d[1];
-  std::vector<TestResult> fresh = Synthetic().results;
-  const std::vector<std::string> none = ApplyExpectations({}, &fresh);
-  ASSERT_EQ(none.size(), 2u);  // DIST-1 and the crash, unexpected
-  EXPECT_EQ(none[0].rfind("REGRESSION", 0), 0u);
+  EXPECT_EQ(d[0], "DIFFERENCE ALL/f16/deterministic: expected Timeout, now Crash");
+  EXPECT_EQ(d[1], "FIX PROB-1/f32/llm_like: expected Fail, now Pass (the entry can go)");
+  EXPECT_EQ(Verdict(r).kind, OutcomeKind::kNotConformant);
+  EXPECT_EQ(Verdict(r).exit_code, 1);
+  // Without expectations every failure is new.
+  Report fresh = Synthetic();
+  ApplyExpectations({}, true, &fresh);
+  ASSERT_EQ(Lines(fresh).size(), 2u);  // DIST-1 and the crash
+  EXPECT_EQ(Lines(fresh)[0], "REGRESSION ALL/f16/deterministic: Crash, which no entry pins");
+}
+
+// A waiver names its row family: another family of the same (property, dtype) failing is new.
+TEST(Expectations, AnotherFamilyOfAPinnedCellIsANewFailure) {
+  Report r = Synthetic();
+  TestResult other = r.results[1];
+  other.family = "masked_V300";
+  r.results.push_back(other);
+  ApplyExpectations(Pinned({{{"DIST-1", "f32", "flat_V64"}, E(Status::kFail, "known")},
+                            {{"ALL", "f16", "deterministic"}, E(Status::kCrash, "known crash")}}),
+                    true, &r);
+  ASSERT_EQ(Lines(r).size(), 1u);
+  EXPECT_EQ(Lines(r)[0], "REGRESSION DIST-1/f32/masked_V300: Fail, which no entry pins");
+  EXPECT_EQ(r.results.back().status, Status::kFail);
+  // The cell shows its most severe status: the new Fail, not the known one.
+  EXPECT_EQ(Aggregate(r.results).at({"DIST-1", "f32"}), Status::kFail);
+}
+
+TEST(Expectations, PinsOnTheMessageAndTheRow) {
+  const ResultKey key{"DIST-1", "f32", "flat_V64"};
+  Report r = Synthetic();
+  ApplyExpectations(Pinned({{key, E(Status::kFail, "why", "</b> follow", "min")},
+                            {{"ALL", "f16", "deterministic"}, E(Status::kCrash, "known")}}),
+                    true, &r);
+  EXPECT_TRUE(Lines(r).empty()) << Lines(r)[0];
+  EXPECT_EQ(Verdict(r).kind, OutcomeKind::kMatchesExpectations);
+  Report other_message = Synthetic();
+  ApplyExpectations(Pinned({{key, E(Status::kFail, "why", "overdraws", "")},
+                            {{"ALL", "f16", "deterministic"}, E(Status::kCrash, "known")}}),
+                    true, &other_message);
+  ASSERT_EQ(Lines(other_message).size(), 1u);
+  EXPECT_EQ(Lines(other_message)[0].rfind("DIFFERENCE DIST-1/f32/flat_V64: expected a Fail whose "
+                                          "message contains \"overdraws\"",
+                                          0),
+            0u)
+      << Lines(other_message)[0];
+  Report other_row = Synthetic();
+  ApplyExpectations(Pinned({{key, E(Status::kFail, "why", "", "f32 V=2 logits=[0,1]")},
+                            {{"ALL", "f16", "deterministic"}, E(Status::kCrash, "known")}}),
+                    true, &other_row);
+  ASSERT_EQ(Lines(other_row).size(), 1u);
+  EXPECT_NE(Lines(other_row)[0].find("pinned row f32 V=2 logits=[0,1], now on min"),
+            std::string::npos)
+      << Lines(other_row)[0];
+}
+
+TEST(Expectations, AbsentEntriesAreDifferencesOnlyInAWholeRun) {
+  const Expectations gone = Pinned({{{"DIST-1", "f32", "flat_V64"}, E(Status::kFail, "known")},
+                                    {{"ALL", "f16", "deterministic"}, E(Status::kCrash, "known")},
+                                    {{"DIST-1", "f32", "renamed_V64"}, E(Status::kFail, "stale")}});
+  Report whole = Synthetic();
+  ApplyExpectations(gone, true, &whole);
+  ASSERT_EQ(Lines(whole).size(), 1u);
+  EXPECT_EQ(Lines(whole)[0],
+            "DIFFERENCE DIST-1/f32/renamed_V64: expected Fail, but the run has no such result");
+  Report shard = Synthetic();
+  shard.context["shard"] = "1/4";
+  ApplyExpectations(gone, true, &shard);
+  EXPECT_TRUE(Lines(shard).empty());
+}
+
+// Strict by default: a known failure that now passes fails the check until the file is updated.
+TEST(Expectations, AFixFailsTheCheckUnlessNotStrict) {
+  const Expectations e = Pinned({{{"DIST-1", "f32", "flat_V64"}, E(Status::kFail, "known")},
+                                 {{"ALL", "f16", "deterministic"}, E(Status::kCrash, "known")},
+                                 {{"PROB-1", "f32", "llm_like"}, E(Status::kFail, "fixed since")}});
+  Report strict = Synthetic();
+  ApplyExpectations(e, true, &strict);
+  EXPECT_EQ(Verdict(strict).kind, OutcomeKind::kNotConformant);
+  EXPECT_EQ(Verdict(strict).text,
+            "NOT CONFORMANT: differs from its expectations: 1 known failure now passes (and 2 "
+            "known failures)");
+  Report lax = Synthetic();
+  ApplyExpectations(e, false, &lax);
+  EXPECT_EQ(lax.context["expectations_strict"], false);
+  EXPECT_EQ(Verdict(lax).kind, OutcomeKind::kMatchesExpectations);
+  EXPECT_EQ(Verdict(lax).exit_code, 0);
+  EXPECT_EQ(Verdict(lax).text,
+            "NOT CONFORMANT: matches its 2 known failures, no new ones; 1 known failure now "
+            "passes (not strict: update the expectations file)");
+}
+
+TEST(Expectations, LoaderRefusesOldAndMalformedFiles) {
+  const auto refused = [](const std::string& text, const std::string& expect) {
+    Expectations e;
+    std::string why;
+    EXPECT_FALSE(ExpectationsFromJson(nlohmann::json::parse(text), "x.json", &e, &why)) << text;
+    EXPECT_NE(why.find(expect), std::string::npos) << why;
+  };
+  const std::string entry =
+      R"("property": "DIST-1", "dtype": "f32", "family": "flat", "status": "Fail", "reason": "r")";
+  refused(R"({"entries": [{"property": "DIST-1", "dtype": "f32", "status": "Fail"}]})",
+          "earlier format");
+  refused(R"({"entries": []})", "sampcert report expectations");
+  refused(R"({"format": "sampcert-expectations/1", "entries": []})", "is not");
+  refused(R"({"format": "sampcert-expectations/2", "entries": [{"property": "DIST-1", "dtype":
+          "f32", "status": "Fail", "reason": "r"}]})",
+          "entries[0]: \"family\" is missing");
+  refused(R"({"format": "sampcert-expectations/2", "entries": [{)" + entry + R"(, "x": 1}]})",
+          "unknown key \"x\"");
+  refused(R"({"format": "sampcert-expectations/2", "entries": [{)" + entry + "}, {" + entry + "}]}",
+          "DIST-1/f32/flat is pinned twice");
+  refused(R"({"format": "sampcert-expectations/2", "entries": [{"property": "DIST-1", "dtype":
+          "f32", "family": "flat", "status": "Pass", "reason": "r"}]})",
+          "status \"Pass\" is not one an entry pins");
+  refused(R"({"format": "sampcert-expectations/2", "entries": [{"property": "DIST-1", "dtype":
+          "f32", "family": "flat", "status": "Waived", "reason": "r"}]})",
+          "status \"Waived\"");
+  refused(R"({"format": "sampcert-expectations/2", "entries": [{"property": "DIST-1", "dtype":
+          "f32", "family": "flat", "status": "Fail", "reason": ""}]})",
+          "must say why");
+  refused(R"({"format": "sampcert-expectations/2", "seed": -1, "entries": []})", "seed");
+  refused(R"({"format": "sampcert-expectations/2", "entries": [], "waivers": []})",
+          "unknown key \"waivers\"");
+  Expectations e;
+  std::string why;
+  ASSERT_TRUE(ExpectationsFromJson(
+      nlohmann::json::parse(R"({"format": "sampcert-expectations/2", "sampler": "s", "seed": 1,
+          "entries": [{)" + entry +
+                            R"(, "message_contains": "G = "}]})"),
+      "x.json", &e, &why))
+      << why;
+  ASSERT_EQ(e.entries.size(), 1u);
+  const Expectation& x = e.entries.begin()->second;
+  EXPECT_EQ(x.message_contains, "G = ");
+  // Written back, it reads the same.
+  Expectations back;
+  ASSERT_TRUE(ExpectationsFromJson(ExpectationsToJson(e), "y.json", &back, &why)) << why;
+  EXPECT_EQ(ExpectationsToJson(back), ExpectationsToJson(e));
+}
+
+// `report expectations`: every failure pinned, each keeping the reason on file for its status.
+TEST(Expectations, FromAReportKeepingEachReason) {
+  Report r = Synthetic();
+  TestResult inconclusive = r.results[0];
+  inconclusive.family = "subnormal";
+  inconclusive.status = Status::kInconclusive;
+  inconclusive.note = "not reached on 3 case(s)";
+  r.results.push_back(inconclusive);
+  Reasons reasons;
+  reasons.by_cell[{"DIST-1", "f32"}] = {Status::kFail, "the float CDF"};
+  reasons.by_cell[{"PROB-1", "f32"}] = {Status::kFail, "a Fail's reason, not this family's"};
+  Expectations made;
+  std::vector<std::string> unreviewed;
+  std::string why;
+  ASSERT_TRUE(ExpectationsFromReport(r, reasons, &made, &unreviewed, &why)) << why;
+  ASSERT_EQ(made.entries.size(), 3u);
+  EXPECT_EQ(made.entries.at({"DIST-1", "f32", "flat_V64"}).reason, "the float CDF");
+  // Given for a Fail, the cell's reason does not describe an Inconclusive family: its own words.
+  EXPECT_EQ(made.entries.at({"PROB-1", "f32", "subnormal"}).reason, "not reached on 3 case(s)");
+  EXPECT_EQ(made.entries.at({"PROB-1", "f32", "subnormal"}).status, Status::kInconclusive);
+  EXPECT_EQ(unreviewed,
+            (std::vector<std::string>{"ALL/f16/deterministic", "PROB-1/f32/subnormal"}));
+  // Applied to the same results, the file matches them exactly.
+  ApplyExpectations(made, true, &r);
+  EXPECT_TRUE(r.expectation_differences.empty());
+  EXPECT_EQ(Verdict(r).text, "NOT CONFORMANT: matches its 3 known failures, no new ones");
+  // A report run with the file already: the known failures keep their entries' reasons.
+  Expectations again;
+  ASSERT_TRUE(ExpectationsFromReport(r, {}, &again, &unreviewed, &why)) << why;
+  EXPECT_EQ(ExpectationsToJson(again), ExpectationsToJson(made));
+  Report shard = r;
+  shard.context["shard"] = "0/2";
+  EXPECT_FALSE(ExpectationsFromReport(shard, {}, &again, &unreviewed, &why));
+  EXPECT_NE(why.find("partial run (shard 0/2)"), std::string::npos) << why;
+  Report stopped = r;
+  stopped.complete = false;
+  EXPECT_FALSE(ExpectationsFromReport(stopped, {}, &again, &unreviewed, &why));
+}
+
+// A known failure is never shown as a Pass nor certified, in any format.
+TEST(Verdict, AKnownFailureIsNeverAPass) {
+  Report r = Synthetic();
+  TestResult passing = r.results[1];
+  passing.family = "masked_V300";
+  passing.status = Status::kPass;
+  passing.failure.reset();
+  r.results.push_back(passing);  // DIST-1/f32: one family passes, one is known
+  ApplyExpectations(Pinned({{{"DIST-1", "f32", "flat_V64"}, E(Status::kFail, "the floor")},
+                            {{"ALL", "f16", "deterministic"}, E(Status::kCrash, "known")}}),
+                    true, &r);
+  EXPECT_EQ(Aggregate(r.results).at({"DIST-1", "f32"}), Status::kKnownFailure);
+  EXPECT_GT(Severity(Status::kKnownFailure), Severity(Status::kPass));
+  EXPECT_GT(Severity(Status::kInconclusive), Severity(Status::kKnownFailure));
+  const nlohmann::json j = ReportToJson(r);
+  EXPECT_EQ(j["verdict"]["outcome"], "MatchesExpectations");
+  EXPECT_EQ(j["verdict"]["conformant"], false);
+  EXPECT_EQ(j["verdict"]["exit_code"], 0);
+  for (const auto& c : j["verdict"]["certified"]) EXPECT_NE(c, "DIST-1/f32");
+  EXPECT_NE(std::find(j["verdict"]["known_failures"].begin(), j["verdict"]["known_failures"].end(),
+                      "DIST-1/f32"),
+            j["verdict"]["known_failures"].end());
+  EXPECT_EQ(j["results"][1]["status"], "KnownFailure");
+  EXPECT_EQ(j["results"][1]["known_failure"]["status"], "Fail");
+  std::string why;
+  const Report back = ReportFromJson(nlohmann::json::parse(j.dump()), &why);
+  ASSERT_EQ(why, "");
+  EXPECT_EQ(ReportToJson(back), j);
+  const std::string html = RenderHtml(r);
+  EXPECT_NE(html.find("class=\"verdict known\">NOT CONFORMANT: matches its 2 known failures"),
+            std::string::npos);
+  EXPECT_NE(html.find("<td class=\"known\"><a href=\"#r-DIST-1-f32\">KnownFailure</a>"),
+            std::string::npos);
+  EXPECT_NE(html.find("Known failures (2)"), std::string::npos);
+  EXPECT_EQ(html.find("<p>None.</p>"), std::string::npos);
+  const std::string xml = RenderJUnit(r);
+  EXPECT_NE(xml.find("<skipped type=\"KnownFailure\" message=\"known failure (Fail): the floor"),
+            std::string::npos);
+  const std::string text = TextSummary(r, "r.json");
+  EXPECT_NE(text.find("known failures (2, pinned by the expectations file)"), std::string::npos);
+  EXPECT_NE(text.find("verdict: NOT CONFORMANT: matches its 2 known failures, no new ones"),
+            std::string::npos);
+  // The known failure counts as what it was when two runs are compared: no change.
+  EXPECT_TRUE(Diff(Synthetic(), r).empty()) << Diff(Synthetic(), r)[0];
+}
+
+bool MentionsConformant(const std::string& text) {
+  return text.find("CONFORMANT") != std::string::npos;
+}
+
+// Issue 22, point 2: an interrupted or partial run never reads as a verdict, anywhere.
+TEST(Verdict, IncompleteAndPartialRunsAreNoVerdict) {
+  Report stopped = Synthetic();
+  stopped.results = {stopped.results[0], stopped.results[3]};  // only passes
+  stopped.complete = false;
+  stopped.incomplete_reason = "interrupted by SIGINT after 3 of 40 items";
+  stopped.signal = 2;
+  const Outcome o = Verdict(stopped);
+  EXPECT_EQ(o.kind, OutcomeKind::kIncomplete);
+  EXPECT_EQ(o.exit_code, 130);
+  EXPECT_EQ(o.text,
+            "INCOMPLETE, no verdict: interrupted by SIGINT after 3 of 40 items");
+  const nlohmann::json j = ReportToJson(stopped);
+  EXPECT_EQ(j["verdict"]["outcome"], "Incomplete");
+  EXPECT_EQ(j["verdict"]["conformant"], false);
+  EXPECT_EQ(j["completeness"]["signal"], 2);
+  EXPECT_TRUE(j["verdict"]["certified"].empty());  // the rest of each cell never ran
+  const std::string html = RenderHtml(stopped);
+  EXPECT_NE(html.find("class=\"verdict incomplete\">INCOMPLETE"), std::string::npos);
+  EXPECT_FALSE(MentionsConformant(html));
+  const std::string xml = RenderJUnit(stopped);
+  EXPECT_NE(xml.find("<error type=\"Incomplete\" message=\"INCOMPLETE, no verdict: interrupted by SIGINT"),
+            std::string::npos);
+  EXPECT_NE(xml.find("errors=\"1\""), std::string::npos);
+  EXPECT_FALSE(MentionsConformant(xml));
+  const std::string text = TextSummary(stopped, "r.json");
+  EXPECT_FALSE(MentionsConformant(text)) << text;
+  EXPECT_EQ(text.find("INCOMPLETE"), text.find('\n') + 1) << text;  // right after the header
+  stopped.signal = 0;
+  stopped.incomplete_reason = "stopped by --time-budget";
+  EXPECT_EQ(Verdict(stopped).exit_code, 5);
+
+  Report shard = Synthetic();
+  shard.results = {shard.results[0], shard.results[3]};
+  shard.context["shard"] = "1/4";
+  EXPECT_EQ(Verdict(shard).kind, OutcomeKind::kPartial);
+  EXPECT_EQ(Verdict(shard).exit_code, 0);
+  EXPECT_EQ(Verdict(shard).text,
+            "PARTIAL, no verdict for the sampler: shard 1/4; no new failure in this part");
+  EXPECT_TRUE(ReportToJson(shard)["verdict"]["certified"].empty());
+  EXPECT_FALSE(MentionsConformant(RenderHtml(shard)));
+  EXPECT_FALSE(MentionsConformant(RenderJUnit(shard)));
+  EXPECT_FALSE(MentionsConformant(TextSummary(shard, "r.json")));
+  Report filtered = shard;
+  filtered.context["shard"] = "0/1";
+  filtered.context["filters"] = {{"item", "f32/flat_V64"}, {"case", 3}};
+  EXPECT_EQ(PartialScope(filtered), "filtered: --item f32/flat_V64 --case 3");
+  EXPECT_EQ(Verdict(filtered).kind, OutcomeKind::kPartial);
+  Report unrecorded = shard;
+  unrecorded.context.erase("filters");
+  unrecorded.context["shard"] = "0/1";
+  EXPECT_EQ(Verdict(unrecorded).kind, OutcomeKind::kPartial);
+  // A failure found in a part fails the part's exit status, and is still no verdict.
+  Report failing_shard = Synthetic();
+  failing_shard.context["shard"] = "1/4";
+  EXPECT_EQ(Verdict(failing_shard).text,
+            "PARTIAL, no verdict for the sampler: shard 1/4; in this part: 2 failing results "
+            "(1 Crash, 1 Fail)");
+  EXPECT_EQ(Verdict(failing_shard).kind, OutcomeKind::kPartial);
+  EXPECT_EQ(Verdict(failing_shard).exit_code, 1);
+  // A merge of every shard is the whole run again.
+  Report merged = shard;
+  merged.context["shard"] = "merged from 4 shards";
+  EXPECT_EQ(Verdict(merged).kind, OutcomeKind::kConformant);
+  EXPECT_EQ(Verdict(merged).text, "CONFORMANT");
+  Report empty = merged;
+  empty.results.clear();
+  EXPECT_EQ(Verdict(empty).kind, OutcomeKind::kNotConformant);
+}
+
+TEST(Verdict, TheTableIsComplete) {
+  for (OutcomeKind k :
+       {OutcomeKind::kConformant, OutcomeKind::kMatchesExpectations, OutcomeKind::kNotConformant,
+        OutcomeKind::kPartial, OutcomeKind::kIncomplete}) {
+    OutcomeKind back;
+    ASSERT_TRUE(ParseOutcome(Info(k).name, &back));
+    EXPECT_EQ(back, k);
+  }
+  OutcomeKind unused;
+  EXPECT_FALSE(ParseOutcome("Waived", &unused));
+  EXPECT_EQ(Verdict(Synthetic()).text, "NOT CONFORMANT: 2 failing results (1 Crash, 1 Fail)");
 }
 
 TEST(RowFiles, EachFailuresRowIsPublishedLinkedAndReadBack) {

@@ -65,6 +65,10 @@ json ToJson(const TestResult& r) {
     }
   }
   if (!r.note.empty()) j["note"] = T(r.note);
+  if (r.known_failure) {
+    j["known_failure"] = {{"status", StatusName(r.known_failure->status)},
+                          {"reason", T(r.known_failure->reason)}};
+  }
   return j;
 }
 
@@ -98,6 +102,21 @@ TestResult ResultFromJson(const json& j) {
                 f.value("reproduction", ""), f.value("row", ""),   f.value("row_file", "")};
   }
   r.note = j.value("note", "");
+  if (j.contains("known_failure")) {
+    const std::string was = j["known_failure"].at("status").get<std::string>();
+    KnownFailure known;
+    if (!ParseStatus(was, &known.status) || IsConformant(known.status) ||
+        known.status == Status::kKnownFailure) {
+      throw std::runtime_error("known_failure.status '" + was + "' is not a failing status");
+    }
+    known.reason = j["known_failure"].value("reason", "");
+    r.known_failure = known;
+  }
+  // The two go together: a KnownFailure without its entry (or the reverse) is not a report
+  // this tool writes.
+  if ((r.status == Status::kKnownFailure) != r.known_failure.has_value()) {
+    throw std::runtime_error("status KnownFailure and known_failure must come together");
+  }
   return r;
 }
 

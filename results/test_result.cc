@@ -7,7 +7,7 @@ const char* StatusName(Status s) {
     case Status::kPass: return "Pass";
     case Status::kWarning: return "Warning";
     case Status::kNotSupported: return "NotSupported";
-    case Status::kWaived: return "Waived";
+    case Status::kKnownFailure: return "KnownFailure";
     case Status::kFail: return "Fail";
     case Status::kInconclusive: return "Inconclusive";
     case Status::kCrash: return "Crash";
@@ -17,7 +17,7 @@ const char* StatusName(Status s) {
 }
 
 bool ParseStatus(const std::string& name, Status* out) {
-  for (Status s : {Status::kPass, Status::kWarning, Status::kNotSupported, Status::kWaived,
+  for (Status s : {Status::kPass, Status::kWarning, Status::kNotSupported, Status::kKnownFailure,
                    Status::kFail, Status::kInconclusive, Status::kCrash, Status::kTimeout}) {
     if (name == StatusName(s)) {
       *out = s;
@@ -28,8 +28,7 @@ bool ParseStatus(const std::string& name, Status* out) {
 }
 
 bool IsConformant(Status s) {
-  return s == Status::kPass || s == Status::kWarning || s == Status::kNotSupported ||
-         s == Status::kWaived;
+  return s == Status::kPass || s == Status::kWarning || s == Status::kNotSupported;
 }
 
 }  // namespace sampcert::results

@@ -18,7 +18,7 @@ enum class Status {
   kPass,
   kWarning,
   kNotSupported,
-  kWaived,
+  kKnownFailure,  // a failure an expectations file pins: never conformant, never a pass
   kFail,
   kInconclusive,
   kCrash,
@@ -26,7 +26,7 @@ enum class Status {
 };
 const char* StatusName(Status s);
 bool ParseStatus(const std::string& name, Status* out);
-bool IsConformant(Status s);  // Pass, Warning, NotSupported, Waived
+bool IsConformant(Status s);  // Pass, Warning, NotSupported (a KnownFailure is not)
 
 struct Failure {
   std::string message;        // what went wrong
@@ -39,6 +39,13 @@ struct Failure {
   // report.json and reads it back from there.
   std::string row;
   std::string row_file;
+};
+
+// The expectations entry a KnownFailure matched: the status the result had (Fail, Inconclusive,
+// Crash or Timeout) and the entry's reason.
+struct KnownFailure {
+  Status status = Status::kFail;
+  std::string reason;
 };
 
 struct TestResult {
@@ -62,6 +69,7 @@ struct TestResult {
   double seconds = 0;
   std::optional<Failure> failure;
   std::string note;
+  std::optional<KnownFailure> known_failure;  // set exactly when status is kKnownFailure
 };
 
 }  // namespace sampcert::results

@@ -308,7 +308,8 @@ std::vector<PlanItem> ShardItems(const Plan& plan, const RunOptions& o) {
 Expected<adapters::SamplerInfo> Describe(const SamplerOpener& open, const RunOptions& o) {
   if (!o.isolate) {
     auto s = open();
-    if (!s.ok()) return s.error();
+    // Whatever code the sampler gave, it is the sampler's failure, not the host's (kInternal).
+    if (!s.ok()) return Error{ErrorCode::kInvalidArgument, s.error().message};
     return (*s)->info();
   }
   if (Error e = HostFileLimit(); e.code != ErrorCode::kOk) return e;

@@ -71,7 +71,8 @@ std::vector<PlanItem> ShardItems(const Plan& plan, const RunOptions& options);
 
 // What a sampler declares, from a describe worker (or in-process when !options.isolate). Any
 // failure to load, describe or create is an error naming its cause: the error's message, or
-// the signal / exit status and the call during which it happened.
+// the signal / exit status and the call during which it happened. The host's own failures
+// (fork, pipes, the open-file limit) have code kInternal; the sampler's have any other.
 Expected<adapters::SamplerInfo> Describe(const SamplerOpener& open, const RunOptions& options);
 
 struct RunOutcome {

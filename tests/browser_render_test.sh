@@ -19,7 +19,8 @@ render() {  # file -> DOM on stdout, console on $work/console.log
     --user-data-dir="$work/profile" --enable-logging=stderr --v=0 \
     --virtual-time-budget=5000 --dump-dom "file://$1" 2>"$work/console.log"
 }
-for f in "$golden" "$work/naive/report.html"; do
+known="$(dirname "$golden")/report.known.html"  # the golden run with its known failures
+for f in "$golden" "$known" "$work/naive/report.html"; do
   dom="$(render "$f")"
   if [ -z "$dom" ]; then echo "FAIL $f: empty DOM"; status=1; continue; fi
   if grep -qiE "Uncaught|SyntaxError|ReferenceError|TypeError" "$work/console.log"; then
@@ -33,6 +34,15 @@ for f in "$golden" "$work/naive/report.html"; do
     echo "FAIL $f: a sampler-controlled string became markup"; status=1
   fi
 done
+# The verdict in words, never green for a sampler with failures, known ones included.
+dom="$(render "$known")"
+grep -qF 'class="verdict known">NOT CONFORMANT: matches its 2 known failures' <<<"$dom" ||
+  { echo "FAIL: the known-failure report's verdict is not 'matches its known failures'"; status=1; }
+grep -qF '<td class="known"><a href="#r-DIST-1-f32">KnownFailure</a>' <<<"$dom" ||
+  { echo "FAIL: a known failure's matrix cell is not KnownFailure"; status=1; }
+dom="$(render "$work/naive/report.html")"
+grep -qF 'class="verdict bad">NOT CONFORMANT' <<<"$dom" ||
+  { echo "FAIL: naive's report is not NOT CONFORMANT"; status=1; }
 dom="$(render "$golden")"
 grep -qF '&lt;script&gt;alert(1)&lt;/script&gt;' <<<"$dom" ||
   { echo "FAIL: the sampler named <script>alert(1)</script> is not shown as text"; status=1; }

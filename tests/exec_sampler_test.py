@@ -47,12 +47,12 @@ if not quick:
     check("info over the protocol", rc == 0 and "numpy_example" in out and "bf16" in out, out)
     rc, out, _ = run("info", "--sampler", example, "--sampler-config", "bogus-setting")
     check("--sampler-config reaches create (refused, named)",
-          rc == 2 and "unknown config 'bogus-setting'" in out, out)
+          rc == 3 and "unknown config 'bogus-setting'" in out, out)
     rc, out, _ = run("info", "--sampler", "exec:no-such-sampler-binary --x")
-    check("a command that cannot start", rc == 2 and "cannot run 'no-such-sampler-binary'" in out,
+    check("a command that cannot start", rc == 3 and "cannot run 'no-such-sampler-binary'" in out,
           out)
     rc, out, _ = run("info", "--sampler", "exec:python3 x.py | tee log")
-    check("shell syntax is refused", rc == 2 and "shell syntax" in out, out)
+    check("shell syntax is refused", rc == 3 and "shell syntax" in out, out)
 
     row = ["--logits", "0,1,2,3", "--draws", "2000", "--seed", "5"]
     rc, out, _ = run("sample", "--sampler", example, *row, "--top-k", "2", "--dtype", "bf16")
@@ -115,7 +115,7 @@ if quick:
                         timeout=900, env={"PYTHONPATH": f"{repo}/adapters/python"})
     print(out[-2500:])
     check(f"PROTOCOL.md's minimal example passes the quick profile ({secs:.0f} s)",
-          rc == 0 and "CONFORMANT" in out, out[-3000:])
+          rc == 0 and "verdict: CONFORMANT" in out, out[-3000:])
 
 print(f"{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)

@@ -87,7 +87,7 @@ status_of() {  # MODE COMMAND ARGS...
 
 case $case_name in
   ctor_segv | get_info_segv | create_segv)
-    run; expect_rc 2
+    run; expect_rc 3
     # SIGSEGV, or under AddressSanitizer (which catches the fault itself) its exit status.
     expect_err "cannot load the sampler: .*(signal 11|exited with status [1-9])"
     call=${case_name%_segv}
@@ -95,7 +95,7 @@ case $case_name in
     expect_err "during $call"
     ;;
   ctor_exit0 | get_info_exit0 | create_exit0)
-    run; expect_rc 2
+    run; expect_rc 3
     call=${case_name%_exit0}
     [ "$call" = ctor ] && call=dlopen
     expect_err "cannot load the sampler: the sampler's worker exited with status 0 during $call"
@@ -178,7 +178,7 @@ sys.exit(0 if n.startswith("hostile\ufffd") else 1)' "$out/report.json" ||
   ulimit_files)
     (ulimit -n 9 && SAMPCERT_HOSTILE=none "$sampcert" run --sampler "$plugin" --profile quick \
       --out "$out" >stdout 2>stderr)
-    rc=$?; expect_rc 2
+    rc=$?; expect_rc 4
     expect_err "host error: .*open-file limit"
     ;;
   partial_run)
@@ -191,7 +191,7 @@ sys.exit(0 if n.startswith("hostile\ufffd") else 1)' "$out/report.json" ||
     done
     ;;
   time_budget)
-    mode=spin run --time-budget 2; expect_rc 1
+    mode=spin run --time-budget 2; expect_rc 5
     expect_report '"complete": false'
     expect_report "stopped by --time-budget"
     expect_no_verdict
@@ -199,7 +199,7 @@ sys.exit(0 if n.startswith("hostile\ufffd") else 1)' "$out/report.json" ||
     ;;
   same_status)
     # info, sample and run give the same status for the same hostile plug-in: loading failures
-    # are exit 2 from all three; a crash, exit() or endless loop in sample() is exit 1 from
+    # are exit 3 from all three; a crash, exit() or endless loop in sample() is exit 1 from
     # sample and run (info does not draw).
     one=(--item f32/near_ties_V16 --item-timeout 2 --out "$out")
     for m in ctor_segv ctor_exit0 get_info_segv get_info_exit0 create_segv create_exit0; do
@@ -207,7 +207,7 @@ sys.exit(0 if n.startswith("hostile\ufffd") else 1)' "$out/report.json" ||
                  "run --sampler $plugin --profile quick ${one[*]}"; do
         # shellcheck disable=SC2086
         got=$(status_of "$m" $cmd)
-        [ "$got" = 2 ] || fail "$m: '$cmd' exited $got, want 2 like the other commands"
+        [ "$got" = 3 ] || fail "$m: '$cmd' exited $got, want 3 like the other commands"
         grep -q "cannot load the sampler" stderr || fail "$m: '$cmd' does not name the cause"
       done
     done
@@ -237,7 +237,7 @@ sys.exit(0 if n.startswith("hostile\ufffd") else 1)' "$out/report.json" ||
       --sampler "exec:sh -c '$holder & exit 0'" >stdout 2>stderr
     rc=$?
     expect_no_leftovers "$holder"
-    expect_rc 2
+    expect_rc 3
     expect_err "cannot load the sampler"
     ;;
   fake_verdict)
@@ -271,7 +271,7 @@ sys.exit(0 if n.startswith("hostile\ufffd") else 1)' "$out/report.json" ||
   sabotage_out)
     # The report folder replaced by a file during the run: publishing fails, the results are
     # saved in a fresh folder named in the error.
-    SAMPCERT_HOSTILE_OUT="$out" run; expect_rc 2
+    SAMPCERT_HOSTILE_OUT="$out" run; expect_rc 4
     expect_err "the results are saved in "
     saved=$(sed -n 's/.*the results are saved in //p' stderr)
     [ -f "$saved/report.json" ] || fail "no report.json in '$saved'"
@@ -285,7 +285,7 @@ sys.exit(0 if r["results"] and r["completeness"]["complete"] else 1)' "$saved/re
     ;;
   no_caps)
     # No capability, no plan: said as such, not blamed on filters nobody gave.
-    run; expect_rc 2
+    run; expect_rc 3
     expect_err "declares no dtype \\(capabilities: none\\)"
     ! grep -q "together select no plan item" stderr || fail "the filters are blamed"
     ;;

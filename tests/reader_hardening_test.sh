@@ -75,7 +75,7 @@ report_set_mixed)
   # either the old set whole or a refusal, never a new report.html beside the old report.json.
   cp -r "$fx/shard1" "$w/d" && rm "$w/d/report.junit.xml" && mkdir -p "$w/d/report.junit.xml/x"
   cp "$w/d/report.html" "$w/old.html"
-  want 2 run_into_blocked "$sampcert" run --sampler naive --profile quick --shard 0/2 --out "$w/d"
+  want 4 run_into_blocked "$sampcert" run --sampler naive --profile quick --shard 0/2 --out "$w/d"
   timeout 30 "$sampcert" report diff "$w/d/report.json" "$w/d/report.json" >"$w/after.out" 2>&1
   rc=$?
   echo "diff after the blocked run: exit $rc"
@@ -172,7 +172,7 @@ row_devices)
   done
   want 2 sample_zero "$sampcert" sample --sampler stable_cpu --row "$w/zero.json"
   # A plug-in path is hashed for the report: a device there is refused too, not read forever.
-  want 2 run_plugin_zero "$sampcert" run --sampler "$w/zero.json" --profile quick --out "$w/o"
+  want 3 run_plugin_zero "$sampcert" run --sampler "$w/zero.json" --profile quick --out "$w/o"
   says run_plugin_zero "not a regular file"
   ;;
 

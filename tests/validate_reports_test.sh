@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Validates every kind of report the runner writes against reports/report.schema.json with a
-# maintained validator (python3-jsonschema): conformant, failing, waived, crashed and timed-out
+# maintained validator (python3-jsonschema): conformant, failing, known-failure, crashed and timed-out
 # results, an incomplete run, a merged report, and the golden file. Exit 77 (skipped) without python3-jsonschema.
 # Usage: validate_reports_test.sh SAMPCERT SOURCE_DIR WORK_DIR MISBEHAVING_PLUGIN
 set -uo pipefail
@@ -17,6 +17,9 @@ rm -rf "$work" && mkdir -p "$work"
 # Stopped by the time budget: an incomplete report.
 "$sampcert" run --sampler "$misbehaving" --profile quick --item-timeout 30 --time-budget 1 \
   --out "$work/incomplete" >/dev/null
+# Interrupted by SIGINT: an incomplete report with its signal.
+"$sampcert" run --sampler stable_cpu --profile standard --out "$work/interrupted" >/dev/null &
+sleep 5 && kill -INT $! && wait $!
 for i in 0 1; do
   "$sampcert" run --sampler naive --profile quick --shard $i/2 --out "$work/shard$i" >/dev/null
 done
@@ -26,6 +29,8 @@ grep -q '"Crash"' "$work/misbehaving/report.json" || { echo "FAIL: no Crash stat
 grep -q '"Timeout"' "$work/misbehaving/report.json" || { echo "FAIL: no Timeout status written"; exit 1; }
 grep -q '"complete": false' "$work/incomplete/report.json" ||
   { echo "FAIL: no incomplete report written"; exit 1; }
-grep -q '"Waived"' "$work/waived/report.json" || { echo "FAIL: no Waived status written"; exit 1; }
+grep -q '"KnownFailure"' "$work/waived/report.json" ||
+  { echo "FAIL: no KnownFailure status written"; exit 1; }
 exec /usr/bin/python3 "$src/reports/validate_reports.py" "$src/reports/report.schema.json" \
-  "$src/reports/testdata/report.json" "$work"/*/report.json
+  "$src/reports/testdata/report.json" "$src/reports/testdata/report.known.json" \
+  "$work"/*/report.json

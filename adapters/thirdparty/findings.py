@@ -6,24 +6,33 @@
                                            the command that reproduces it
     findings.py REPORT.json summary        the same, one row per property (its first failing
                                            case, f32 first), with the dtypes it fails in
-    findings.py REPORT.json expectations   a draft expectations file pinning every
-                                           non-conformant (property, dtype) at its worst status;
-                                           the reasons are the messages: edit them into why
+    findings.py REPORT.json expectations   a draft expectations file (format 2) pinning every
+                                           failing (property, dtype, family); the reasons are
+                                           the messages: edit them into why (`sampcert report
+                                           expectations REPORT --reasons OLD` keeps old ones)
 
 Only the standard library: it reads the report's JSON (reports/report.schema.json).
 """
 import json
 import sys
 
-WORST = ["Waived", "NotSupported", "Pass", "Warning", "Inconclusive", "Fail", "Timeout", "Crash"]
+# reports::Severity: a cell shows its most severe status; a known failure outranks a pass.
+WORST = ["NotSupported", "Pass", "Warning", "KnownFailure", "Inconclusive", "Fail", "Timeout",
+         "Crash"]
 
 
-def non_conformant(report):
+def status_as_run(r):
+    """A known failure's status as the sampler produced it."""
+    return r["known_failure"]["status"] if r["status"] == "KnownFailure" else r["status"]
+
+
+def non_conformant(report, by_family=False):
     worst = {}
     for r in report["results"]:
-        if r["status"] in ("Pass", "NotSupported", "Warning", "Waived"):
+        r = dict(r, status=status_as_run(r))
+        if r["status"] in ("Pass", "NotSupported", "Warning"):
             continue
-        key = (r["property"], r["dtype"])
+        key = (r["property"], r["dtype"]) + ((r["family"],) if by_family else ())
         rank = WORST.index(r["status"]) if r["status"] in WORST else len(WORST)
         if key not in worst or rank > worst[key][0]:
             worst[key] = (rank, r)
@@ -41,10 +50,12 @@ def main():
     rows = non_conformant(report)
     if mode == "expectations":
         s = report["sampler"]
-        entries = [{"property": r["property"], "dtype": r["dtype"], "status": r["status"],
+        entries = [{"property": r["property"], "dtype": r["dtype"], "family": r["family"],
+                    "status": r["status"],
                     "reason": cell(r.get("failure", {}).get("message", r.get("note", "")))}
-                   for r in rows]
-        json.dump({"sampler": s.get("name"), "profile": report["context"].get("profile"),
+                   for r in non_conformant(report, by_family=True)]
+        json.dump({"format": "sampcert-expectations/2", "sampler": s.get("name"),
+                   "profile": report["context"].get("profile"),
                    "seed": report["context"].get("seed"), "entries": entries},
                   sys.stdout, indent=2)
         print()
@@ -52,6 +63,7 @@ def main():
     if mode == "summary":
         by_prop = {}
         for r in report["results"]:
+            r = dict(r, status=status_as_run(r))
             if r["status"] not in ("Fail", "Timeout", "Crash"):
                 continue
             by_prop.setdefault(r["property"], []).append(r)

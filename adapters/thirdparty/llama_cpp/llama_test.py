@@ -51,7 +51,7 @@ if mode == "behaviour":
     check("info: llama.cpp's declaration",
           rc == 0 and "llama.cpp" in out and "truncation first" in out, out)
     rc, out = run("info", "--sampler", plugin, "--sampler-config", "order=bogus")
-    check("an unknown --sampler-config is refused, named", rc == 2 and "order=bogus" in out, out)
+    check("an unknown --sampler-config is refused, named", rc == 3 and "order=bogus" in out, out)
 
     # Positive controls: what llama.cpp gets right.
     t, out = draws("--logits", "0,1,2,3", "--top-k", "2", n=2000)
