@@ -1,5 +1,6 @@
 # Installs sampcert into a scratch prefix, builds examples/minimal_plugin out of tree against
-# the installed header only, then loads it by path with the sampcert tool and draws from it.
+# the installed package (sampcert::abi), then loads it by path with the sampcert tool and draws
+# from it.
 # Arguments: -DBUILD_DIR -DSOURCE_DIR -DWORK_DIR -DGENERATOR -DSAMPCERT_EXE
 file(REMOVE_RECURSE "${WORK_DIR}")
 set(so "${WORK_DIR}/build/libminimal_plugin.so")  # Linux naming
