@@ -1,7 +1,7 @@
 // `sampcert run`: certifies one sampler against a profile's plan (certify::Certify), prints a
 // summary (with a progress line on a terminal) and publishes DIR/report.{json,html,junit.xml}
-// as one set (with report.manifest.json). The exit code is the verdict's (reports/verdict.h, SPEC section 11):
-// 0 CONFORMANT, or with --expect matching its known failures, or a partial run (shard,
+// as one set (with report.manifest.json). The exit code is the verdict's (reports/verdict.h, SPEC
+// section 11): 0 CONFORMANT, or with --expect matching its known failures, or a partial run (shard,
 // filters) with no new failure; 1 NOT CONFORMANT (with --expect: a difference from the
 // expectations); 2 usage errors (every option is checked before any work, --out included); 3 a
 // sampler that cannot be loaded or described; 4 a host error; 5 a run stopped by --time-budget

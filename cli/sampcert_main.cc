@@ -14,10 +14,10 @@
 #include "cli/report_commands.h"
 #include "cli/run_command.h"
 #include "cli/sampler_commands.h"
-#include "results/shell_quote.h"
-#include "results/text.h"
 #include "cli/version.h"
 #include "reports/verdict.h"
+#include "results/shell_quote.h"
+#include "results/text.h"
 
 namespace {
 

@@ -293,7 +293,6 @@ std::string HtmlEscape(std::string_view text) {
   return out;
 }
 
-
 std::string RenderHtml(const Report& report) {
   const json& c = report.context;
   const json& s = report.sampler;

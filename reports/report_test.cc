@@ -700,8 +700,7 @@ TEST(Verdict, IncompleteAndPartialRunsAreNoVerdict) {
   const Outcome o = Verdict(stopped);
   EXPECT_EQ(o.kind, OutcomeKind::kIncomplete);
   EXPECT_EQ(o.exit_code, 130);
-  EXPECT_EQ(o.text,
-            "INCOMPLETE, no verdict: interrupted by SIGINT after 3 of 40 items");
+  EXPECT_EQ(o.text, "INCOMPLETE, no verdict: interrupted by SIGINT after 3 of 40 items");
   const nlohmann::json j = ReportToJson(stopped);
   EXPECT_EQ(j["verdict"]["outcome"], "Incomplete");
   EXPECT_EQ(j["verdict"]["conformant"], false);
@@ -711,8 +710,10 @@ TEST(Verdict, IncompleteAndPartialRunsAreNoVerdict) {
   EXPECT_NE(html.find("class=\"verdict incomplete\">INCOMPLETE"), std::string::npos);
   EXPECT_FALSE(MentionsConformant(html));
   const std::string xml = RenderJUnit(stopped);
-  EXPECT_NE(xml.find("<error type=\"Incomplete\" message=\"INCOMPLETE, no verdict: interrupted by SIGINT"),
-            std::string::npos);
+  EXPECT_NE(
+      xml.find(
+          "<error type=\"Incomplete\" message=\"INCOMPLETE, no verdict: interrupted by SIGINT"),
+      std::string::npos);
   EXPECT_NE(xml.find("errors=\"1\""), std::string::npos);
   EXPECT_FALSE(MentionsConformant(xml));
   const std::string text = TextSummary(stopped, "r.json");
