@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
+#include <tuple>
 
 #include "results/result_json.h"
 
@@ -104,6 +105,14 @@ constexpr Vocabulary<Determinism> kDeterminismVocabulary{"determinism", "determi
 constexpr Vocabulary<AccuracyClass> kAccuracyVocabulary{"accuracy", "accuracy class",
                                                         "SAMPCERT_ACCURACY_", kAccuracies};
 constexpr Vocabulary<bool> kDrawVocabulary{"draws", "draw mode", "SAMPCERT_DRAWS_", kDrawModes};
+
+// Every vocabulary, in the dump's order (sampcert declarations, the Python helper's dicts).
+constexpr std::tuple<const Vocabulary<GreedyTieBreak>&, const Vocabulary<TieRule>&,
+                     const Vocabulary<PipelineOrder>&, const Vocabulary<TruncationStep>&,
+                     const Vocabulary<NanPolicy>&, const Vocabulary<Determinism>&,
+                     const Vocabulary<AccuracyClass>&, const Vocabulary<bool>&>
+    kVocabularies{kGreedyVocabulary, kTieVocabulary,         kOrderVocabulary,    kStepVocabulary,
+                  kNanVocabulary,    kDeterminismVocabulary, kAccuracyVocabulary, kDrawVocabulary};
 
 constexpr Capability kCapabilities[] = {
     {SAMPCERT_CAP_F32, "f32", "f32"},
@@ -484,8 +493,7 @@ bool Covers(const sampcert_sampler_info& info, const DeclaredField& f) {
 }
 
 template <typename E>
-json VocabularyJson() {
-  const Vocabulary<E>& v = VocabularyOf(E{});
+json VocabularyJson(const Vocabulary<E>& v) {
   json values = json::array();
   for (const DeclaredValue<E>& row : v.values) {
     values.push_back({{"name", row.name}, {"abi", row.abi}, {"label", row.label}});
@@ -496,14 +504,19 @@ json VocabularyJson() {
 
 }  // namespace
 
-const Vocabulary<GreedyTieBreak>& VocabularyOf(GreedyTieBreak) { return kGreedyVocabulary; }
-const Vocabulary<TieRule>& VocabularyOf(TieRule) { return kTieVocabulary; }
-const Vocabulary<PipelineOrder>& VocabularyOf(PipelineOrder) { return kOrderVocabulary; }
-const Vocabulary<TruncationStep>& VocabularyOf(TruncationStep) { return kStepVocabulary; }
-const Vocabulary<NanPolicy>& VocabularyOf(NanPolicy) { return kNanVocabulary; }
-const Vocabulary<Determinism>& VocabularyOf(Determinism) { return kDeterminismVocabulary; }
-const Vocabulary<AccuracyClass>& VocabularyOf(AccuracyClass) { return kAccuracyVocabulary; }
-const Vocabulary<bool>& VocabularyOf(bool) { return kDrawVocabulary; }
+template <typename E>
+const Vocabulary<E>& VocabularyOf(E) {
+  return std::get<const Vocabulary<E>&>(kVocabularies);
+}
+// One line per vocabulary of kVocabularies: other files see only the declaration.
+template const Vocabulary<GreedyTieBreak>& VocabularyOf(GreedyTieBreak);
+template const Vocabulary<TieRule>& VocabularyOf(TieRule);
+template const Vocabulary<PipelineOrder>& VocabularyOf(PipelineOrder);
+template const Vocabulary<TruncationStep>& VocabularyOf(TruncationStep);
+template const Vocabulary<NanPolicy>& VocabularyOf(NanPolicy);
+template const Vocabulary<Determinism>& VocabularyOf(Determinism);
+template const Vocabulary<AccuracyClass>& VocabularyOf(AccuracyClass);
+template const Vocabulary<bool>& VocabularyOf(bool);
 
 Error UnknownValue(std::string_view what, std::string_view abi_prefix, const std::string& value,
                    const std::string& known) {
@@ -652,10 +665,8 @@ json DeclarationsDump() {
   return {{"abi_version", {SAMPCERT_ABI_VERSION_MAJOR, SAMPCERT_ABI_VERSION_MINOR}},
           {"capabilities", caps},
           {"vocabularies",
-           {VocabularyJson<GreedyTieBreak>(), VocabularyJson<TieRule>(),
-            VocabularyJson<PipelineOrder>(), VocabularyJson<TruncationStep>(),
-            VocabularyJson<NanPolicy>(), VocabularyJson<Determinism>(),
-            VocabularyJson<AccuracyClass>(), VocabularyJson<bool>()}},
+           std::apply([](const auto&... v) { return json::array({VocabularyJson(v)...}); },
+                      kVocabularies)},
           {"step_ties", "SAMPCERT_STEP_TIES_*: 0 as tie_rule, else the SAMPCERT_TIES_* value + 1"},
           {"fields", fields}};
 }

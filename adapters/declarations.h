@@ -51,16 +51,12 @@ struct Vocabulary {
   std::span<const DeclaredValue<E>> values;
 };
 
-// One overload per vocabulary, called with any value of the type (E{}). bool is the draw mode
+// The vocabulary of E, called with any value of the type (E{}). declarations.cc defines it and
+// instantiates it for each vocabulary in its table (kVocabularies), so a new vocabulary is
+// written there alone; any other E fails to link. bool is the draw mode
 // (Policies::sequential_draws, SAMPCERT_DRAWS_*).
-const Vocabulary<GreedyTieBreak>& VocabularyOf(GreedyTieBreak);
-const Vocabulary<TieRule>& VocabularyOf(TieRule);
-const Vocabulary<PipelineOrder>& VocabularyOf(PipelineOrder);
-const Vocabulary<TruncationStep>& VocabularyOf(TruncationStep);
-const Vocabulary<NanPolicy>& VocabularyOf(NanPolicy);
-const Vocabulary<Determinism>& VocabularyOf(Determinism);
-const Vocabulary<AccuracyClass>& VocabularyOf(AccuracyClass);
-const Vocabulary<bool>& VocabularyOf(bool);
+template <typename E>
+const Vocabulary<E>& VocabularyOf(E);
 
 // "unknown tie rule 7 (SAMPCERT_TIES_*: 0 keep-all, 1 exact-lowest-index, 2 exact-any)";
 // `value` is already formatted (a number, or a name in quotes).
