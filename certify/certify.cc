@@ -151,8 +151,8 @@ std::string CheckFilters(const CertifyRequest& req, const properties::Plan& plan
 json ReportContext(const CertifyRequest& req, const properties::Plan& plan,
                    const runner::RunOptions& opts, double seconds) {
   json context = {{"tool", "sampcert"},
-                  {"tool_version", SAMPCERT_VERSION},
-                  {"git_revision", SAMPCERT_GIT_REVISION},
+                  {"tool_version", ToolVersion()},
+                  {"git_revision", GitRevision()},
                   {"compiler", std::string("GCC ") + __VERSION__},
                   {"cpu", CpuName()},
                   {"profile", plan.profile.name},
@@ -192,6 +192,9 @@ CertifyError DescribeFailure(const Error& e) {
 }
 
 }  // namespace
+
+std::string_view ToolVersion() { return SAMPCERT_VERSION; }
+std::string_view GitRevision() { return SAMPCERT_GIT_REVISION; }
 
 // A worker's address-space limit: the machine's physical memory, so that a runaway allocation
 // fails in the worker (a Crash) instead of swapping the host. None under AddressSanitizer, whose

@@ -11,6 +11,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "properties/plan.h"
 #include "reports/report.h"
@@ -44,6 +45,11 @@ struct CertifyRequest {
   // Called with a warning the run gives once (the workers' system-call filter is off, say).
   std::function<void(const std::string&)> on_warning;
 };
+
+// This build's version (CMake's PROJECT_VERSION) and git revision, as report.json's context
+// and `sampcert --version` give them.
+std::string_view ToolVersion();
+std::string_view GitRevision();
 
 // A worker's address-space limit for this build (0: none), for every command that opens a
 // sampler in a worker: `run`, `plan`, `info` and `sample`.

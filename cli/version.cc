@@ -1,16 +1,12 @@
 #include "cli/version.h"
 
-#ifndef SAMPCERT_GIT_REVISION
-#define SAMPCERT_GIT_REVISION "unknown"
-#endif
-#ifndef SAMPCERT_VERSION
-#define SAMPCERT_VERSION "0.0.0"
-#endif
+#include "certify/certify.h"
 
 namespace sampcert::cli {
 
 std::string VersionLine() {
-  return std::string("sampcert ") + SAMPCERT_VERSION + " (git " + SAMPCERT_GIT_REVISION + ")";
+  return "sampcert " + std::string(certify::ToolVersion()) + " (git " +
+         std::string(certify::GitRevision()) + ")";
 }
 
 }  // namespace sampcert::cli

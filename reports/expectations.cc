@@ -175,15 +175,25 @@ bool ExpectationsFromJson(const json& j, const std::string& source, Expectations
   return true;
 }
 
-bool LoadExpectations(const std::string& path, Expectations* out, std::string* error) {
-  // The strict reader (SPEC section 13): bounded, one document, no duplicate keys.
-  json j;
+namespace {
+
+// An expectations file through the strict reader (SPEC section 13): bounded, one document, no
+// duplicate keys.
+bool ReadExpectationsFile(const std::string& path, json* out, std::string* error) {
   std::string why;
-  if (!results::ReadJsonFile(path, results::JsonKind::kExpectations, results::Symlinks::kFollow, &j,
-                             &why)) {
+  if (!results::ReadJsonFile(path, results::JsonKind::kExpectations, results::Symlinks::kFollow,
+                             out, &why)) {
     *error = "cannot read expectations file: " + why;
     return false;
   }
+  return true;
+}
+
+}  // namespace
+
+bool LoadExpectations(const std::string& path, Expectations* out, std::string* error) {
+  json j;
+  if (!ReadExpectationsFile(path, &j, error)) return false;
   return ExpectationsFromJson(j, path, out, error);
 }
 
@@ -278,12 +288,7 @@ void ApplyExpectations(const Expectations& expectations, bool strict, Report* re
 
 bool LoadReasons(const std::string& path, Reasons* out, std::string* error) {
   json j;
-  std::string why;
-  if (!results::ReadJsonFile(path, results::JsonKind::kExpectations, results::Symlinks::kFollow, &j,
-                             &why)) {
-    *error = "cannot read expectations file: " + why;
-    return false;
-  }
+  if (!ReadExpectationsFile(path, &j, error)) return false;
   try {
     out->note = j.value("note", "");
     for (const json& e : j.at("entries")) {
