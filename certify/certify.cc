@@ -185,13 +185,13 @@ std::string ReproductionSampler(const CertifyRequest& req) {
                              : std::string());
 }
 
+}  // namespace
+
 // A describe step that failed: the host's own failure (kInternal: fork, pipes, the open-file
 // limit) or the sampler's (it cannot be loaded, described or created).
 CertifyError DescribeFailure(const Error& e) {
   return e.code == ErrorCode::kInternal ? CertifyError::kHost : CertifyError::kSampler;
 }
-
-}  // namespace
 
 std::string_view ToolVersion() { return SAMPCERT_VERSION; }
 std::string_view GitRevision() { return SAMPCERT_GIT_REVISION; }

@@ -63,6 +63,10 @@ enum class CertifyError {
   kHost,     // the host failed (fork, descriptors, the output folder)
 };
 
+// A describe step that failed: the host's own failure (kInternal: fork, pipes, the open-file
+// limit) or the sampler's (it cannot be loaded, described or created).
+CertifyError DescribeFailure(const Error& e);
+
 struct CertifyOutcome {
   CertifyError error = CertifyError::kNone;
   std::string message;  // the error, when error != kNone (not yet escaped for a terminal)

@@ -10,8 +10,6 @@
 #include "results/text.h"
 
 namespace sampcert::cli {
-namespace {
-
 // The exit code of an error before any verdict (reports/verdict.h).
 int ExitCodeOf(certify::CertifyError e) {
   switch (e) {
@@ -23,8 +21,6 @@ int ExitCodeOf(certify::CertifyError e) {
   }
   return reports::Code(reports::ExitCode::kHostError);
 }
-
-}  // namespace
 
 int RunRun(const RunRequest& req, std::ostream& out, std::ostream& err) {
   const auto S = [](const std::string& s) { return results::EscapeForTerminal(s); };

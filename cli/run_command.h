@@ -20,6 +20,9 @@ using certify::DefaultMemoryLimit;
 using certify::kMaxJobs;
 using RunRequest = certify::CertifyRequest;
 
+// The exit code of an error before any verdict (reports/verdict.h): 2, 3 or 4.
+int ExitCodeOf(certify::CertifyError e);
+
 int RunRun(const RunRequest& request, std::ostream& out, std::ostream& err);
 
 // `sampcert plan`: prints the plan `run` would run for the same sampler, profile, seed and

@@ -38,17 +38,14 @@ runner::SamplerOpener Opener(const std::string& sampler, const std::optional<std
 
 // The declaration from a describe worker; prints the error (exit 2) when there is none.
 // The sampler's declaration, described in a worker; else the error is printed and `*exit_code`
-// says whose failure it is: the host's (kInternal: fork, pipes, the open-file limit) or the
-// sampler's (it cannot be loaded, described or created).
+// says whose failure it is (certify::DescribeFailure).
 std::optional<adapters::SamplerInfo> Declaration(const runner::SamplerOpener& open,
                                                  const runner::RunOptions& o, std::ostream& err,
                                                  int* exit_code) {
   auto info = runner::Describe(open, o);
   if (!info.ok()) {
     fmt::print(err, "error: {}\n", S(info.error().message));
-    *exit_code = reports::Code(info.error().code == ErrorCode::kInternal
-                                   ? reports::ExitCode::kHostError
-                                   : reports::ExitCode::kSamplerUnavailable);
+    *exit_code = ExitCodeOf(certify::DescribeFailure(info.error()));
     return std::nullopt;
   }
   return *info;
