@@ -35,7 +35,7 @@ cmake --build "$build" --target "${targets[@]}"
 rm -rf "$dest"
 mkdir -p "$dest/bin" "$dest/lib" "$dest/share"
 for t in "${targets[@]}"; do
-  exe="$(find "$build" -type f -name "$t" -perm -u+x | head -n 1)"
+  exe="$(find "$build" -type f -name "$t" -perm -u+x -print -quit)"
   [ -n "$exe" ] || { echo "bundle: $t was not built" >&2; exit 1; }
   cp "$exe" "$dest/bin/"
 done
@@ -65,7 +65,9 @@ if [ "$size" -ge "$limit" ]; then
 fi
 # Every executable must resolve every library from the bundle or the host's glibc / driver.
 for exe in "$dest"/bin/*; do
-  if ldd "$exe" | grep -q "not found"; then
+  # grep reads all of ldd's output (no -q): an early exit would kill ldd with SIGPIPE, and
+  # pipefail would make that read as "all found".
+  if ldd "$exe" | grep "not found" >/dev/null; then
     echo "bundle: $exe has unresolved libraries:" >&2; ldd "$exe" | grep "not found" >&2; exit 1
   fi
 done
