@@ -58,6 +58,29 @@ DistributionLook EvaluateDistributionLook(std::span<const int64_t> tokens,
   const Cells c = MakeCells(null, tokens.size());
   look.tolerant = !token_error.empty();
   look.g = GTest(tokens, c, token_error);
+  {
+    std::vector<int64_t> only(c.probability.size(), -1);  // a cell's one token, -2 for several
+    for (std::size_t i = 0; i < c.cell_of.size(); ++i) {
+      if (c.cell_of[i] < 0) continue;
+      int64_t& o = only[static_cast<std::size_t>(c.cell_of[i])];
+      o = o == -1 ? static_cast<int64_t>(i) : -2;
+    }
+    std::vector<std::size_t> order;
+    for (std::size_t k = 0; k < look.g.observed.size() && k < c.label.size(); ++k) {
+      order.push_back(k);
+    }
+    auto z = [&](std::size_t k) {
+      return std::fabs(look.g.observed[k] - look.g.expected[k]) /
+             std::sqrt(std::max(look.g.expected[k], 1.0));
+    };
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return z(a) > z(b); });
+    for (std::size_t k : order) {
+      if (look.evidence.size() == 3 || !(z(k) > 0)) break;
+      look.evidence.push_back({c.label[k], std::max<int64_t>(only[k], -1), c.probability[k],
+                               look.g.observed[k], look.g.expected[k]});
+    }
+  }
   look.p_value = std::min(1.0, share * look.g.p_value);
   look.worst = "G-test";
   // The score test on log p (power against a temperature error) and the band-conditional
@@ -98,6 +121,19 @@ DistributionLook EvaluateDistributionLook(std::span<const int64_t> tokens,
   look.has_band = test(s.band, sum_band, s.band_var, &look.band_tol, &look.band,
                        "band-conditional score test on log p - E[log p | band]");
   return look;
+}
+
+std::string DescribeEvidence(const std::vector<CellEvidence>& evidence, const RowCase* row) {
+  std::string d;
+  for (const CellEvidence& e : evidence) {
+    if (!d.empty()) d += "; ";
+    d += fmt::format("{} (p = {:.3g}", e.label, e.probability);
+    if (row != nullptr && e.token >= 0 && static_cast<std::size_t>(e.token) < row->vocab()) {
+      d += fmt::format(", logit {}", row->Logit(static_cast<std::size_t>(e.token)));
+    }
+    d += fmt::format("): {:.0f} drawn, {:.1f} expected", e.observed, e.expected);
+  }
+  return d;
 }
 
 PlannedCells PlanCells(const ReferenceDistribution& ref, uint64_t max_draws,
@@ -331,12 +367,17 @@ std::vector<TestResult> RunDistribution(const ItemRun& ctx) {
   };
   test.fill = FillLook;
   test.p_value = [](const DistributionLook& l) { return l.p_value; };
-  test.failure = [](const Run& first, const Run& second, const auto& why) {
+  const std::string_view property = DistributionProperty(row);
+  const char* what = property == "LIM-2"   ? "the +inf logits are not drawn uniformly"
+                     : property == "LIM-1" ? "the arg-max set is not drawn per the tie-break"
+                                           : "draws do not follow the reference";
+  test.failure = [&row, what](const Run& first, const Run& second, const auto& why) {
     return fmt::format(
-        "draws do not follow the reference ({} draws in all): re-run {}: {}; worst: {}, adjusted "
-        "p = {:.3g} < {:.3g} (first run {}: {}, adjusted p = {:.3g} < {:.3g})",
-        why.all_draws, why.second_look, DescribeLook(second.last), second.last.worst, why.second_p,
-        why.second_level, why.first_look, DescribeLook(first.last), why.first_p, why.first_level);
+        "{} ({} draws in all): re-run {}: {}; worst: {}, adjusted p = {:.3g} < {:.3g} (first "
+        "run {}: {}, adjusted p = {:.3g} < {:.3g}); largest deviations (re-run): {}",
+        what, why.all_draws, why.second_look, DescribeLook(second.last), second.last.worst,
+        why.second_p, why.second_level, why.first_look, DescribeLook(first.last), why.first_p,
+        why.first_level, DescribeEvidence(second.last.evidence, &row));
   };
   test.power = [&](const DistributionLook& last, uint64_t n, double level, TestResult* out) {
     return StatePower(last, n, level, ctx, out);

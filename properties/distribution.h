@@ -34,8 +34,16 @@ std::optional<Error> DrawMore(adapters::Sampler& sampler, const RowCase& row, ui
 // renormalized over the kept set): the G-test on cells fixed for this many draws, the score test
 // on log p and the band-conditional score test, each p-value from one call; p_value is the
 // Bonferroni-adjusted `subtests` x the smallest. Tokens must all have null probability > 0.
+// A cell of the G-test that deviates most, in the sampler's terms (a failure names it).
+struct CellEvidence {
+  std::string label;       // the cell's label ("token 17", "band 2^-12..2^-9 (40 tokens)")
+  int64_t token = -1;      // the cell's one token, or -1 for a band
+  double probability = 0;  // the cell's mass under the null
+  double observed = 0, expected = 0;
+};
 struct DistributionLook {
   GofResult g;
+  std::vector<CellEvidence> evidence;  // the (at most 3) cells of largest |O - E| / sqrt(E)
   ScoreResult score, band;
   bool has_score = false, has_band = false;
   double p_value = 1;
@@ -45,6 +53,9 @@ struct DistributionLook {
   bool tolerant = false;               // the null admits the class's tolerance (TOL-7)
 };
 // token_error: NullTolerance's e_i for a bf16 / fp16 class (empty for fp32: the reference).
+// "token 4 (p = 0.333, logit +inf): 5637 drawn, 1879 expected; ...": the evidence, with each
+// single token's logit from `row` (nullptr: no logits).
+std::string DescribeEvidence(const std::vector<CellEvidence>& evidence, const RowCase* row);
 DistributionLook EvaluateDistributionLook(std::span<const int64_t> tokens,
                                           std::span<const long double> null, int subtests,
                                           std::span<const double> token_error = {});

@@ -2,6 +2,7 @@
 // overflow-shaped, truncated, boundary, greedy, +inf and masked rows, each fixed bit for bit
 // (plan_test pins them).
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <random>
 
@@ -120,7 +121,15 @@ std::vector<std::pair<std::string, RowCase>> DistributionRows(DType dtype, uint3
   return rows;
 }
 
+// A row of the limits is reported under the limit's property: T = 0 tests LIM-1's tie-break
+// (SEM-3, uniform over the arg-max set under POL-1 `uniform`), a row with +inf logits LIM-2's
+// "uniformly" (SEM-4: the +inf tokens tie, every finite token gets 0). A sampler that favours
+// one tied token fails the property that names its defect, not a generic DIST-1.
 std::string_view DistributionProperty(const RowCase& row) {
+  if (row.temperature == 0.0f) return "LIM-1";
+  for (std::size_t i = 0; i < row.vocab(); ++i) {
+    if (std::isinf(row.Logit(i)) && row.Logit(i) > 0) return "LIM-2";
+  }
   const bool truncated = row.top_k != 0 || row.top_p != 1.0f || row.min_p != 0.0f;
   return truncated ? "DIST-2" : "DIST-1";
 }

@@ -165,6 +165,8 @@ inline constexpr PropertyLine kGeneratedRowsProperties[] = {
 inline constexpr PropertyLine kDistributionProperties[] = {
     {"DIST-1", "draws follow the reference distribution (G-test)"},
     {"DIST-2", "draws at truncation boundaries follow the reference, given the kept set"},
+    {"LIM-1", "T = 0 draws the arg-max set, per the greedy tie-break (a planned row of ties)"},
+    {"LIM-2", "+inf logits win, uniformly (the test of a planned row of tied +inf logits)"},
 };
 inline constexpr PropertyLine kTailProperties[] = {
     {"TAIL-1", "each nested tail set's drawn count matches its reference mass (binomial)"},

@@ -131,6 +131,7 @@ RowCase Shrink(adapters::Sampler& sampler, const rc::Shrinkable<RowCase>& start,
 // DIST-3 over the full item (not a single --case): all valid rows, and each family's.
 void AddPooledResults(const ItemRun& run, const PooledDistribution& pooled,
                       const std::map<std::string, PooledDistribution>& pooled_by_family,
+                      const std::map<int64_t, std::set<std::string>>& failed_by_case,
                       Results* out) {
   adapters::Sampler& sampler = run.sampler;
   const Plan& plan = run.plan;
@@ -159,7 +160,7 @@ void AddPooledResults(const ItemRun& run, const PooledDistribution& pooled,
       if (!ref.ok()) return;
       const uint64_t seed = Mix(c.seed, 1);
       auto tokens = sampler.Sample(OneRow(row), seed, 0, kDrawsPerCase);
-      if (tokens.ok()) again.Add(*ref, *tokens, seed);
+      if (tokens.ok()) again.Add(*ref, *tokens, seed, c.index, row.family);
     });
     PlanItem rerun = item;
     rerun.level = item.rerun_level * share;
@@ -169,6 +170,33 @@ void AddPooledResults(const ItemRun& run, const PooledDistribution& pooled,
       second.failure->message +=
           fmt::format(" (re-run on fresh draws; first look: adjusted p = {:.3g} < {:.3g})",
                       first.p_value, look.level);
+      // The row that contributes most is the failure's input and row file (`sampcert sample
+      // --row` replays it); the reproduction re-runs the whole pooled test.
+      Failure& f = *second.failure;
+      f.reproduction = ReproductionCommand(run.sampler_arg, plan, item);
+      // A named row that an exact property of this item already fails is linked to it: one
+      // defect reads as one cause.
+      std::string linked;
+      for (const PooledDistribution::RowEvidence& e : again.WorstRows()) {
+        auto it = failed_by_case.find(e.case_index);
+        if (it == failed_by_case.end()) continue;
+        std::string props;
+        for (const std::string& p : it->second) props += (props.empty() ? "" : ", ") + p;
+        linked +=
+            fmt::format("{}case {} also fails {}", linked.empty() ? "" : "; ", e.case_index, props);
+      }
+      if (!linked.empty()) {
+        f.message += fmt::format("; linked: {} (the same rows: look there first)", linked);
+      }
+      if (!again.WorstRows().empty()) {
+        const int64_t worst = again.WorstRows().front().case_index;
+        ForEachCase(plan, item, info, worst, [&](const GeneratedCase& c) {
+          const RowCase row = c.shrinkable.value();
+          f.input = fmt::format("case {} (contributes most): {}", c.index, Describe(row));
+          f.minimal_input = f.input;
+          f.row = RowFileJson(row);
+        });
+      }
     } else {
       second.note = fmt::format(
           "first look adjusted p = {:.3g} below the level; the re-run on "
@@ -191,9 +219,10 @@ void AddPooledResults(const ItemRun& run, const PooledDistribution& pooled,
 bool GeneratedRowsApply(const adapters::SamplerInfo&) { return true; }
 
 void PlanGeneratedRows(const PlanContext&, PlanItem* item) {
-  // DIST-3: three sub-tests on the generated rows' own draws (64 per row, one look); a
-  // suspicious first look is re-run on fresh draws of the same rows at the reserve's share.
-  item->subtests = 3;
+  // DIST-3: four sub-tests on the generated rows' own draws (64 per row, one look): the PIT
+  // histogram, its top bin, the score test and the positions inside ties; a suspicious first
+  // look is re-run on fresh draws of the same rows at the reserve's share.
+  item->subtests = 4;
 }
 
 std::vector<TestResult> RunGeneratedRows(const ItemRun& run) {
@@ -215,13 +244,14 @@ std::vector<TestResult> RunGeneratedRows(const ItemRun& run) {
   // DIST-3, over the full item only (not a single --case): all valid rows, and each family's.
   PooledDistribution pooled;
   std::map<std::string, PooledDistribution> pooled_by_family;
+  std::map<int64_t, std::set<std::string>> failed_by_case;  // to link a DIST-3 failure's rows
   ForEachCase(plan, item, info, only_case, [&](const GeneratedCase& c) {
     const RowCase row = c.shrinkable.value();
     const std::vector<std::string> tags = EdgeTags(row);
     const auto start = std::chrono::steady_clock::now();
     const DrawsHook hook = [&](const ReferenceDistribution& ref, const std::vector<int64_t>& t) {
-      pooled.Add(ref, t, c.seed);
-      pooled_by_family[row.family].Add(ref, t, c.seed);
+      pooled.Add(ref, t, c.seed, c.index, row.family);
+      pooled_by_family[row.family].Add(ref, t, c.seed, c.index, row.family);
     };
     const std::vector<Outcome> outcomes =
         CheckCase(sampler, row, c.seed, only_case < 0 ? &hook : nullptr);
@@ -229,6 +259,7 @@ std::vector<TestResult> RunGeneratedRows(const ItemRun& run) {
     const double took =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     for (const Outcome& o : outcomes) {
+      if (o.reached && !o.ok) failed_by_case[c.index].insert(o.property);
       TestResult& r = results.At(o.property, row.family);
       if (!o.reached) {
         ++unreached[{o.property, row.family}];
@@ -272,7 +303,7 @@ std::vector<TestResult> RunGeneratedRows(const ItemRun& run) {
     r.note = fmt::format("not reached on {} case(s): an earlier check of the case failed", count);
     if (r.cases == 0) r.status = Status::kInconclusive;
   }
-  if (only_case < 0) AddPooledResults(run, pooled, pooled_by_family, &results);
+  if (only_case < 0) AddPooledResults(run, pooled, pooled_by_family, failed_by_case, &results);
   return results.Take();
 }
 

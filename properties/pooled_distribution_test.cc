@@ -1,6 +1,7 @@
 // DIST-3's calibration (issue 9): the pooled tests on the reference sampler's own draws from
 // cached planned rows reject at most their level (Monte Carlo at 1e-2 and 1e-3), and they catch
-// a sampler whose temperature is off on every row.
+// a sampler whose temperature is off on every row. Its PIT ignores the order inside a tie, and
+// its fourth sub-test sees a sampler that favours tokens of a tie by position (issue 18).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,6 +10,7 @@
 #include "properties/generated_rows.h"
 #include "properties/plan.h"
 #include "properties/portable_random.h"
+#include "properties/row_case.h"
 #include "sampcert/reference_distribution.h"
 #include "sampcert/reference_sampler.h"
 
@@ -41,7 +43,7 @@ int Rejections(const std::vector<CachedRow>& rows, double level, int runs, bool 
   item.kind = ItemKind::kGeneratedRows;
   item.dtype = "f32";
   item.level = level;
-  item.subtests = 3;
+  item.subtests = 4;
   int rejected = 0;
   std::vector<int64_t> tokens(64);
   for (int run = 0; run < runs; ++run) {
@@ -76,6 +78,74 @@ TEST(Dist3Power, CatchesATemperatureOffOnEveryRow) {
   std::printf("[power] DIST-3, T 20%% high on every row, level 1e-5: %d of 20 runs rejected\n",
               rejected);
   EXPECT_GE(rejected, 15);
+}
+
+// 40 rows of 8 tied tokens at logit 2 and 8 distinct ones below, and 40 rows whose three +inf
+// logits tie; each row's 64 draws from the reference, then remapped by `favour` (a token of a
+// tie to the tie's last one, or left alone).
+results::TestResult TiedRows(bool favour_last, bool inf_rows) {
+  PlanItem item;
+  item.kind = ItemKind::kGeneratedRows;
+  item.dtype = "f32";
+  item.level = 1e-6;
+  item.subtests = 4;
+  PooledDistribution pooled;
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int r = 0; r < 40; ++r) {
+    RowCase row;
+    row.bits32.resize(16);
+    for (std::size_t i = 0; i < 16; ++i) {
+      row.SetLogit(i, i < 8 ? 2.0f : -0.25f * static_cast<float>(i));
+    }
+    if (inf_rows) {
+      for (std::size_t i : {3, 9, 12}) row.SetLogit(i, inf);
+    }
+    const auto ref = ComputeReference(row.view(), Policies{});
+    EXPECT_TRUE(ref.ok());
+    const ReferenceSampler sampler(ref->probs);
+    std::vector<int64_t> tokens(64);
+    const uint64_t seed = Mix(77, static_cast<uint64_t>(r));
+    sampler.Draw(seed, 1, 0, tokens);
+    for (int64_t& t : tokens) {
+      if (!favour_last) continue;
+      if (inf_rows) t = 12;
+      if (!inf_rows && t < 8) t = 7;
+    }
+    pooled.Add(*ref, tokens, seed, r, "ties");
+  }
+  return pooled.Result(item);
+}
+
+TEST(Dist3Ties, TheReferenceDrawsPass) {
+  EXPECT_EQ(TiedRows(false, false).status, results::Status::kPass) << TiedRows(false, false).note;
+  EXPECT_EQ(TiedRows(false, true).status, results::Status::kPass);
+}
+
+TEST(Dist3Ties, FavouringTheLastOfATieFailsInsideTiesNotInTheTail) {
+  const results::TestResult r = TiedRows(true, false);
+  ASSERT_EQ(r.status, results::Status::kFail);
+  ASSERT_TRUE(r.failure.has_value());
+  EXPECT_NE(r.failure->message.find("(positions inside ties"), std::string::npos)
+      << r.failure->message;
+  // The PIT ignores the order inside the tie: its histogram, top bin and score are exactly the
+  // reference draws' (each remapped draw stays in its tie's segment, with the same U).
+  const results::TestResult control = TiedRows(false, false);
+  auto pit = [](const std::string& text) {
+    const std::size_t from = text.find("PIT G = ");
+    return text.substr(from, text.find("; positions inside ties") - from);
+  };
+  EXPECT_EQ(pit(r.failure->message), pit(control.note));
+  EXPECT_NE(r.failure->message.find("the rows contributing most: case "), std::string::npos)
+      << r.failure->message;
+  EXPECT_NE(r.failure->message.find("draws inside ties"), std::string::npos) << r.failure->message;
+}
+
+TEST(Dist3Ties, TheHighestPlusInfTokenMakesNoClaim) {
+  // Always the highest-index +inf token: LIM-2's defect (the planned row pos_inf_ties), which
+  // DIST-3 neither reads as a tail defect nor tests inside the tie of the limit.
+  const results::TestResult r = TiedRows(true, true);
+  EXPECT_EQ(r.status, results::Status::kPass) << (r.failure ? r.failure->message : r.note);
+  EXPECT_EQ(r.note.find("positions inside ties"), std::string::npos) << r.note;
 }
 
 }  // namespace

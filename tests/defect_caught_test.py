@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """A planted defect is caught by the standard profile (issue 9).
 
-Usage: defect_caught_test.py SAMPCERT PLUGIN OUT_DIR DEFECT [PROPERTY/FAMILY ...]
+Usage: defect_caught_test.py SAMPCERT PLUGIN OUT_DIR DEFECT [PROPERTY/FAMILY ...] [!PROPERTY ...]
 
 Runs `sampcert run --profile standard` on the defective plug-in with SAMPCERT_DEFECT=DEFECT. With
 no PROPERTY/FAMILY, the run must be conformant (the control). Otherwise the verdict must be
 non-conformant and at least one of the named results (e.g. DIST-1/llm_like_V1000) must be a Fail;
-every failing result is printed with its message and draws, which is the note's evidence.
+every failing result is printed with its message and draws, which is the note's evidence. A
+!PROPERTY names a property that must not fail at all (no result of it a Fail): the defect must
+not be blamed on what it is not (a +inf tie defect is no tail claim).
 """
 import json
 import os
@@ -16,7 +18,8 @@ import sys
 
 def main():
     sampcert, plugin, out, defect = sys.argv[1:5]
-    wanted = sys.argv[5:]
+    wanted = [a for a in sys.argv[5:] if not a.startswith("!")]
+    innocent = [a[1:] for a in sys.argv[5:] if a.startswith("!")]
     env = dict(os.environ, SAMPCERT_DEFECT=defect)
     proc = subprocess.run([sampcert, "run", "--sampler", plugin, "--profile", "standard",
                            "--jobs", "2", "--out", out], env=env, capture_output=True, text=True)
@@ -42,6 +45,10 @@ def main():
         return 0
     if proc.returncode == 0:
         print(f"FAIL: defect {defect} passed the standard profile")
+        return 1
+    blamed = sorted({f.split("/")[0] for f in failed} & set(innocent))
+    if blamed:
+        print(f"FAIL: defect {defect} is blamed on {blamed}, which it does not break")
         return 1
     caught = [w for w in wanted if w in failed]
     if not caught:

@@ -180,8 +180,9 @@ row_devices)
 
 # ---- Point 11: row files of the wrong types are refused, never coerced.
 row_wrong_types)
-  f32="$fx/shard0/$(ls "$fx/shard0" | grep -m1 '^row\.f32\.')"
-  f16="$fx/shard1/$(ls "$fx/shard1" | grep -m1 '^row\.f16\.')"
+  # Controls: valid rows (an INV-ERR-1 row file holds an invalid row by design).
+  f32="$fx/shard0/$(ls "$fx/shard0" | grep -v '\.INV-ERR-1\.' | grep -m1 '^row\.f32\.')"
+  f16="$fx/shard1/$(ls "$fx/shard1" | grep -v '\.INV-ERR-1\.' | grep -m1 '^row\.f16\.')"
   want 0 control_f32 "$sampcert" reference --row "$f32"
   want 0 control_f16 "$sampcert" reference --row "$f16"
   i=0

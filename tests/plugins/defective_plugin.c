@@ -10,6 +10,8 @@
  *   top_to_second        moves 0.02 of the mass from the most probable token to the second
  *   bias_v_not_64        on rows whose V is not a multiple of 64, weighs even token ids 1.1x
  *   bf16_probs           rounds its probabilities to bf16 before drawing (declaring fp32)
+ *   highest_inf          on a row with kept +inf logits, always draws the highest-index one
+ *                        (llama.cpp's dist on such rows: its inf - inf = NaN fallback)
  * tests/defect_caught_test.py runs the standard profile on each and names the test that must
  * catch it.
  */
@@ -21,7 +23,8 @@ enum defect {
   kEvenBands,
   kTopToSecond,
   kBiasVNot64,
-  kBf16Probs
+  kBf16Probs,
+  kHighestInf
 };
 
 #define PLUGIN_NAME "defective_c"
@@ -32,8 +35,8 @@ enum defect {
 
 static int32_t choose_defect(const char* config, sampcert_sampler* s, sampcert_error* error) {
   static const char* const kNames[] = {
-      "none",       "temperature_1pct", "drop_below_1e-7", "drop_below_2^-24",
-      "even_bands", "top_to_second",    "bias_v_not_64",   "bf16_probs"};
+      "none",          "temperature_1pct", "drop_below_1e-7", "drop_below_2^-24", "even_bands",
+      "top_to_second", "bias_v_not_64",    "bf16_probs",      "highest_inf"};
   (void)config;
   const char* name = getenv("SAMPCERT_DEFECT");
   if (name == NULL) name = "none";
@@ -127,6 +130,25 @@ static double plant(const sampcert_sampler* s, double* w, uint64_t v, double sum
   return total;
 }
 
+/* highest_inf: the kept +inf logits (those row_weights gave a weight) tie; all of the mass goes
+ * to the last of them. */
+static int32_t highest_inf_row(sampcert_sampler* s, const plugin_row* row, sampcert_error* error) {
+  double sum = 0;
+  const int32_t status = row_weights(s, row, error, &sum);
+  if (status != SAMPCERT_STATUS_OK) return status;
+  uint64_t last = row->vocab;
+  for (uint64_t i = 0; i < row->vocab; ++i) {
+    if (isinf(row->logits[i]) && row->logits[i] > 0 && s->weights[i] > 0) last = i;
+  }
+  if (last < row->vocab) {
+    for (uint64_t i = 0; i < row->vocab; ++i) s->weights[i] = i == last ? 1.0 : 0.0;
+    sum = 1.0;
+  }
+  draw_by_prefix_sums(s, row, sum);
+  return SAMPCERT_STATUS_OK;
+}
+
 static int32_t sample_row(sampcert_sampler* s, const plugin_row* row, sampcert_error* error) {
+  if (s->state == kHighestInf) return highest_inf_row(s, row, error);
   return correct_sample_row(s, row, error, plant);
 }
