@@ -59,12 +59,6 @@ DistributionLook EvaluateDistributionLook(std::span<const int64_t> tokens,
   look.tolerant = !token_error.empty();
   look.g = GTest(tokens, c, token_error);
   {
-    std::vector<int64_t> only(c.probability.size(), -1);  // a cell's one token, -2 for several
-    for (std::size_t i = 0; i < c.cell_of.size(); ++i) {
-      if (c.cell_of[i] < 0) continue;
-      int64_t& o = only[static_cast<std::size_t>(c.cell_of[i])];
-      o = o == -1 ? static_cast<int64_t>(i) : -2;
-    }
     std::vector<std::size_t> order;
     for (std::size_t k = 0; k < look.g.observed.size() && k < c.label.size(); ++k) {
       order.push_back(k);
@@ -77,8 +71,8 @@ DistributionLook EvaluateDistributionLook(std::span<const int64_t> tokens,
                      [&](std::size_t a, std::size_t b) { return z(a) > z(b); });
     for (std::size_t k : order) {
       if (look.evidence.size() == 3 || !(z(k) > 0)) break;
-      look.evidence.push_back({c.label[k], std::max<int64_t>(only[k], -1), c.probability[k],
-                               look.g.observed[k], look.g.expected[k]});
+      look.evidence.push_back(
+          {c.label[k], c.token[k], c.probability[k], look.g.observed[k], look.g.expected[k]});
     }
   }
   look.p_value = std::min(1.0, share * look.g.p_value);
@@ -367,10 +361,9 @@ std::vector<TestResult> RunDistribution(const ItemRun& ctx) {
   };
   test.fill = FillLook;
   test.p_value = [](const DistributionLook& l) { return l.p_value; };
-  const std::string_view property = DistributionProperty(row);
-  const char* what = property == "LIM-2"   ? "the +inf logits are not drawn uniformly"
-                     : property == "LIM-1" ? "the arg-max set is not drawn per the tie-break"
-                                           : "draws do not follow the reference";
+  const char* what = r.property == "LIM-2"   ? "the +inf logits are not drawn uniformly"
+                     : r.property == "LIM-1" ? "the arg-max set is not drawn per the tie-break"
+                                             : "draws do not follow the reference";
   test.failure = [&row, what](const Run& first, const Run& second, const auto& why) {
     return fmt::format(
         "{} ({} draws in all): re-run {}: {}; worst: {}, adjusted p = {:.3g} < {:.3g} (first "

@@ -164,7 +164,8 @@ void AddPooledResults(const ItemRun& run, const PooledDistribution& pooled,
     });
     PlanItem rerun = item;
     rerun.level = item.rerun_level * share;
-    TestResult second = again.Result(rerun);
+    std::vector<PooledDistribution::RowEvidence> worst_rows;
+    TestResult second = again.Result(rerun, &worst_rows);
     second.family = first.family;
     if (second.status == Status::kFail) {
       second.failure->message +=
@@ -177,7 +178,7 @@ void AddPooledResults(const ItemRun& run, const PooledDistribution& pooled,
       // A named row that an exact property of this item already fails is linked to it: one
       // defect reads as one cause.
       std::string linked;
-      for (const PooledDistribution::RowEvidence& e : again.WorstRows()) {
+      for (const PooledDistribution::RowEvidence& e : worst_rows) {
         auto it = failed_by_case.find(e.case_index);
         if (it == failed_by_case.end()) continue;
         std::string props;
@@ -188,8 +189,8 @@ void AddPooledResults(const ItemRun& run, const PooledDistribution& pooled,
       if (!linked.empty()) {
         f.message += fmt::format("; linked: {} (the same rows: look there first)", linked);
       }
-      if (!again.WorstRows().empty()) {
-        const int64_t worst = again.WorstRows().front().case_index;
+      if (!worst_rows.empty()) {
+        const int64_t worst = worst_rows.front().case_index;
         ForEachCase(plan, item, info, worst, [&](const GeneratedCase& c) {
           const RowCase row = c.shrinkable.value();
           f.input = fmt::format("case {} (contributes most): {}", c.index, Describe(row));

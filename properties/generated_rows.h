@@ -49,14 +49,13 @@ class PooledDistribution {
   };
   void Add(const ReferenceDistribution& ref, const std::vector<int64_t>& tokens, uint64_t seed,
            int64_t case_index = -1, const std::string& family = {});
-  results::TestResult Result(const PlanItem& item) const;
-  // The (at most 3) rows that contribute most to the sub-test that failed (after Result()),
-  // most first; their case indices are what a failure's row file and reproduction name.
-  const std::vector<RowEvidence>& WorstRows() const { return worst_; }
+  // On a failure, `worst_rows` (when given) gets the (at most 3) rows that contribute most to the
+  // sub-test that failed, most first: their case indices are what the failure's row file names.
+  results::TestResult Result(const PlanItem& item,
+                             std::vector<RowEvidence>* worst_rows = nullptr) const;
 
  private:
   std::vector<RowEvidence> rows_evidence_;
-  mutable std::vector<RowEvidence> worst_;
   std::vector<double> bins_ = std::vector<double>(kBins, 0);
   // The position inside its tie (by index) of each draw of a token that ties with others in the
   // finite regime, (rank + U) / m: uniform under the null; a sampler that favours tokens of a

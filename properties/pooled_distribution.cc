@@ -154,7 +154,8 @@ void PooledDistribution::Add(const ReferenceDistribution& ref, const std::vector
   ++rows_;
 }
 
-TestResult PooledDistribution::Result(const PlanItem& item) const {
+TestResult PooledDistribution::Result(const PlanItem& item,
+                                      std::vector<RowEvidence>* worst_rows) const {
   TestResult r;
   r.property = "DIST-3";
   r.dtype = item.dtype;
@@ -233,10 +234,9 @@ TestResult PooledDistribution::Result(const PlanItem& item) const {
     std::stable_sort(sorted.begin(), sorted.end(), [&](const RowEvidence& a, const RowEvidence& b) {
       return weight(a) > weight(b);
     });
-    worst_.assign(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(
-                                                       std::min<std::size_t>(3, sorted.size())));
+    sorted.resize(std::min<std::size_t>(3, sorted.size()));
     std::string named;
-    for (const RowEvidence& e : worst_) {
+    for (const RowEvidence& e : sorted) {
       std::string what;
       switch (worst) {
         case kTop:
@@ -272,6 +272,7 @@ TestResult PooledDistribution::Result(const PlanItem& item) const {
         "",
         "",
         ""};  // the caller gives the most contributing row as the input and its row file
+    if (worst_rows != nullptr) *worst_rows = std::move(sorted);
     return r;
   }
   r.note = fmt::format(

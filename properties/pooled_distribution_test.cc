@@ -80,10 +80,13 @@ TEST(Dist3Power, CatchesATemperatureOffOnEveryRow) {
   EXPECT_GE(rejected, 15);
 }
 
-// 40 rows of 8 tied tokens at logit 2 and 8 distinct ones below, and 40 rows whose three +inf
-// logits tie; each row's 64 draws from the reference, then remapped by `favour` (a token of a
-// tie to the tie's last one, or left alone).
-results::TestResult TiedRows(bool favour_last, bool inf_rows) {
+// `rows` rows of 8 tied tokens at logit 2 and 8 distinct ones below, or (inf_rows) whose three
+// +inf logits tie; each row's 64 draws from the reference, then, with favour_last, a token of a
+// tie remapped to the tie's last one (on every row, or on only_row alone). `worst` gets the
+// rows a failure names.
+results::TestResult TiedRows(bool favour_last, bool inf_rows, int only_row = -1,
+                             std::vector<PooledDistribution::RowEvidence>* worst = nullptr,
+                             int rows = 40) {
   PlanItem item;
   item.kind = ItemKind::kGeneratedRows;
   item.dtype = "f32";
@@ -91,7 +94,7 @@ results::TestResult TiedRows(bool favour_last, bool inf_rows) {
   item.subtests = 4;
   PooledDistribution pooled;
   const float inf = std::numeric_limits<float>::infinity();
-  for (int r = 0; r < 40; ++r) {
+  for (int r = 0; r < rows; ++r) {
     RowCase row;
     row.bits32.resize(16);
     for (std::size_t i = 0; i < 16; ++i) {
@@ -107,13 +110,13 @@ results::TestResult TiedRows(bool favour_last, bool inf_rows) {
     const uint64_t seed = Mix(77, static_cast<uint64_t>(r));
     sampler.Draw(seed, 1, 0, tokens);
     for (int64_t& t : tokens) {
-      if (!favour_last) continue;
+      if (!favour_last || (only_row >= 0 && r != only_row)) continue;
       if (inf_rows) t = 12;
       if (!inf_rows && t < 8) t = 7;
     }
     pooled.Add(*ref, tokens, seed, r, "ties");
   }
-  return pooled.Result(item);
+  return pooled.Result(item, worst);
 }
 
 TEST(Dist3Ties, TheReferenceDrawsPass) {
@@ -138,6 +141,24 @@ TEST(Dist3Ties, FavouringTheLastOfATieFailsInsideTiesNotInTheTail) {
   EXPECT_NE(r.failure->message.find("the rows contributing most: case "), std::string::npos)
       << r.failure->message;
   EXPECT_NE(r.failure->message.find("draws inside ties"), std::string::npos) << r.failure->message;
+}
+
+TEST(Dist3Ties, AFailureNamesTheRowThatContributesMostFirst) {
+  std::vector<PooledDistribution::RowEvidence> worst;
+  // One biased row among four (64 of its draws at the last place of its tie).
+  const results::TestResult r = TiedRows(true, false, 2, &worst, 4);
+  ASSERT_EQ(r.status, results::Status::kFail);
+  ASSERT_FALSE(worst.empty());
+  EXPECT_LE(worst.size(), 3u);
+  EXPECT_EQ(worst.front().case_index, 2);
+  EXPECT_EQ(worst.front().family, "ties");
+  EXPECT_NE(r.failure->message.find("the rows contributing most: case 2 (ties, V = 16)"),
+            std::string::npos)
+      << r.failure->message;
+  // A pass names no rows.
+  std::vector<PooledDistribution::RowEvidence> none;
+  EXPECT_EQ(TiedRows(false, false, -1, &none).status, results::Status::kPass);
+  EXPECT_TRUE(none.empty());
 }
 
 TEST(Dist3Ties, TheHighestPlusInfTokenMakesNoClaim) {

@@ -36,6 +36,7 @@ Cells MakeCells(std::span<const long double> probs, uint64_t draws, double min_e
       c.cell_of[i] = static_cast<int32_t>(c.probability.size());
       c.probability.push_back(p);
       c.label.push_back(fmt::format("token {}", i));
+      c.token.push_back(static_cast<int64_t>(i));
     } else {
       // floor(-log2 p) exactly, from the binary exponent (p = m 2^e, m in [0.5, 1)): a cell
       // boundary must not depend on libm's last bit.
@@ -60,6 +61,7 @@ Cells MakeCells(std::span<const long double> probs, uint64_t draws, double min_e
       c.probability.push_back(pending_p);
       c.label.push_back(
           fmt::format("band 2^-{}..2^-{} ({} tokens)", last_band + 1, first_band, pending.size()));
+      c.token.push_back(-1);
       pending.clear();
       pending_p = 0;
     }
@@ -68,11 +70,13 @@ Cells MakeCells(std::span<const long double> probs, uint64_t draws, double min_e
     if (c.probability.empty()) {
       c.probability.push_back(0);
       c.label.push_back("remainder");
+      c.token.push_back(-1);
     }
     const auto last = static_cast<int32_t>(c.probability.size() - 1);
     for (std::size_t t : pending) c.cell_of[t] = last;
     c.probability.back() += pending_p;
     c.label.back() += fmt::format(" + {} tail tokens", pending.size());
+    c.token.back() = -1;
   }
   // One cell but more than one token: the most probable token against the rest, tested by the
   // exact binomial (no expected-count floor is needed there). A row that is almost a point mass
@@ -85,6 +89,7 @@ Cells MakeCells(std::span<const long double> probs, uint64_t draws, double min_e
     c.cell_of[top] = 0;
     c.probability = {static_cast<double>(probs[top]), 0};
     c.label = {fmt::format("token {}", top), "the other tokens"};
+    c.token = {static_cast<int64_t>(top), -1};
     for (std::size_t i = 0; i < v; ++i) {
       if (i != top && probs[i] > 0) {
         c.cell_of[i] = 1;

@@ -19,6 +19,7 @@ struct Cells {
   std::vector<int32_t> cell_of;     // per token, -1 for probability 0
   std::vector<double> probability;  // per cell
   std::vector<std::string> label;   // per cell: "token 17" or "band 2^-12..2^-9"
+  std::vector<int64_t> token;       // per cell: its one token, or -1 for a band (MakeCells)
 };
 // At most max_token_cells tokens get cells of their own (the most probable ones), so that the
 // degrees of freedom, and with them the draws needed for a given power, stay bounded.

@@ -89,5 +89,31 @@ TEST(GTest, TwoCellsUseTheExactBinomialTail) {
   EXPECT_DOUBLE_EQ(GTest(tokens, cells).p_value, BinomialTwoSided(290, 1000, 0.25));
 }
 
+// Each cell names its one token (the token a failure's evidence gives the logit of), or -1 for
+// a band; one entry per cell, whatever the construction (token cells, bands, the remainder,
+// the two-cell split of a near point mass).
+TEST(MakeCells, EachCellNamesItsOneTokenOrNone) {
+  const auto zipf = Zipf(300, 1.2);
+  for (uint64_t n : {uint64_t{200}, uint64_t{20000}}) {
+    const Cells c = MakeCells(zipf, n);
+    ASSERT_EQ(c.token.size(), c.probability.size()) << n;
+    for (std::size_t k = 0; k < c.token.size(); ++k) {
+      std::size_t members = 0;
+      for (int32_t cell : c.cell_of) members += cell == static_cast<int32_t>(k);
+      if (c.token[k] >= 0) {
+        EXPECT_EQ(members, 1u) << c.label[k];
+        EXPECT_EQ(c.cell_of[static_cast<std::size_t>(c.token[k])], static_cast<int32_t>(k));
+        EXPECT_EQ(c.label[k], "token " + std::to_string(c.token[k]));
+      } else {
+        EXPECT_GE(members, 1u) << c.label[k];
+      }
+    }
+  }
+  const std::vector<long double> point = {0.999L, 0.0005L, 0.0005L};
+  const Cells two = MakeCells(point, 1000);
+  ASSERT_EQ(two.probability.size(), 2u);
+  EXPECT_EQ(two.token, (std::vector<int64_t>{0, -1}));
+}
+
 }  // namespace
 }  // namespace sampcert::properties
