@@ -1,0 +1,20 @@
+"""`sampcert` on PATH after `pip install`: runs the executable this package installs
+(sampcert/bin/sampcert, or $SAMPCERT_EXECUTABLE) with the same arguments; `python -m sampcert`
+does the same."""
+
+import os
+import sys
+
+
+def main() -> None:
+    from .api import CertifyError, executable
+    try:
+        exe = executable()
+    except CertifyError as e:
+        sys.stderr.write(f"sampcert: {e}\n")
+        sys.exit(4)
+    os.execv(exe, [exe] + sys.argv[1:])
+
+
+if __name__ == "__main__":
+    main()

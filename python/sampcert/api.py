@@ -1,0 +1,410 @@
+"""sampcert.certify and the Report it returns.
+
+certify() builds a `sampcert run` command line, runs the sampcert executable and reads the
+report.json it writes; it never decides a verdict itself. A Python sampler (a module-level
+function or class) is served through the process protocol: the --sampler argument becomes
+`exec:'PYTHON .../sampcert/_serve.py TARGET'`, with PYTHON this interpreter (sys.executable).
+"""
+
+import dataclasses
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+DTYPES = ("f32", "f16", "bf16")
+# Statuses that make a result a failure of the sampler (SPEC section 11); KnownFailure is kept
+# apart (a failure an expectations file pins), Warning and NotSupported are not failures.
+FAILING = ("Fail", "Inconclusive", "Crash", "Timeout")
+# `sampcert run` exit codes after which no report was written (README: Exit codes).
+_NO_REPORT = {2: "usage error", 3: "the sampler cannot be loaded, described or created",
+              4: "host error"}
+
+# Set by _serve.py in the sampler's own process: a certify() call met while it loads the
+# sampler's file (a script that calls certify at its top level) stops the load there.
+_IN_SAMPLER_PROCESS = False
+
+
+class _StopLoading(BaseException):
+    """Raised by certify() inside the sampler's process: the file has defined the sampler."""
+
+
+class CertifyError(RuntimeError):
+    """The run could not produce a report: bad arguments, a sampler that cannot be loaded or
+    described, a host error. `exit_code` is sampcert's, `output` what it printed."""
+
+    def __init__(self, message: str, exit_code: Optional[int] = None, output: str = ""):
+        super().__init__(message)
+        self.exit_code = exit_code
+        self.output = output
+
+
+def executable() -> str:
+    """The sampcert executable: $SAMPCERT_EXECUTABLE, else the one this package installs."""
+    env = os.environ.get("SAMPCERT_EXECUTABLE")
+    if env:
+        if not os.access(env, os.X_OK):
+            raise CertifyError(f"SAMPCERT_EXECUTABLE={env} is not an executable file")
+        return env
+    bundled = _PACKAGE_DIR / "bin" / "sampcert"
+    if os.access(bundled, os.X_OK):
+        return str(bundled)
+    raise CertifyError(
+        f"no sampcert executable: {bundled} is missing (this is a source tree, not an installed "
+        "package). Install the package (pip install .) or set SAMPCERT_EXECUTABLE to a built "
+        "one (build/dev/cli/sampcert)")
+
+
+# ---- The sampler argument ----------------------------------------------------------------
+
+def _capability_names(capabilities) -> List[str]:
+    from . import protocol
+    if isinstance(capabilities, int):
+        return [n for n, bit in protocol.CAPABILITIES.items() if capabilities & bit]
+    return list(capabilities)
+
+
+def _python_info(sampler, info, dtypes) -> Dict[str, Any]:
+    from . import protocol
+    if info is None:
+        info = getattr(sampler, "info", None)
+    if info is None:
+        info = protocol.Info(name=getattr(sampler, "__qualname__", "python_sampler"))
+    if not _is_info(info):
+        raise TypeError(f"info must be a sampcert.protocol.Info, not {type(info).__name__}")
+    fields = dataclasses.asdict(info)
+    if dtypes is not None:
+        kept = [c for c in _capability_names(info.capabilities) if c not in DTYPES]
+        fields["capabilities"] = kept + list(dtypes)
+    else:
+        fields["capabilities"] = _capability_names(info.capabilities)
+    # Only what differs from Info's defaults (the name always), so the reproduction lines that
+    # carry this declaration stay short.
+    defaults = dataclasses.asdict(protocol.Info(name=info.name))
+    defaults["capabilities"] = _capability_names(defaults["capabilities"])
+    out = {}
+    for key, value in fields.items():
+        if isinstance(value, tuple):
+            value = list(value)
+        default = defaults[key]
+        if key == "name" or value != (list(default) if isinstance(default, tuple) else default):
+            out[key] = value
+    return out
+
+
+def _is_info(value) -> bool:
+    from . import protocol
+    return isinstance(value, protocol.Info)
+
+
+def _import_root(module) -> Optional[str]:
+    """The sys.path entry from which `module` imports under its own name, or None."""
+    name, file = getattr(module, "__name__", None), getattr(module, "__file__", None)
+    if not name or not file or name == "__main__":
+        return None
+    path = Path(file).resolve()
+    parts = name.split(".")
+    if path.name == "__init__.py":
+        path = path.parent
+    else:
+        path = path.with_suffix("")
+    if list(path.parts[-len(parts):]) != parts:
+        return None
+    root = Path(*path.parts[:-len(parts)])
+    for entry in sys.path:
+        try:
+            if Path(entry or ".").resolve() == root:
+                return str(root)
+        except OSError:
+            continue
+    return None
+
+
+def _python_target(sampler) -> Tuple[str, List[str]]:
+    """TARGET for _serve.py ('module:qualname' or '/abs/file.py:qualname') and its --path's."""
+    qualname = getattr(sampler, "__qualname__", None)
+    module_name = getattr(sampler, "__module__", None)
+    if qualname is None or module_name is None:
+        raise TypeError(
+            "sampcert.certify serves a Python sampler in a child process, which finds it by "
+            f"name: pass a module-level function or class, not a {type(sampler).__name__} "
+            "instance")
+    if "<locals>" in qualname or "<lambda>" in qualname:
+        raise TypeError(
+            f"sampcert.certify: {qualname} is not reachable by name from its module (a local "
+            "function or a lambda); the sampler's process imports it, so define it at the top "
+            "level of its file")
+    module = sys.modules.get(module_name)
+    file = getattr(module, "__file__", None)
+    if module is None or not file:
+        raise TypeError(
+            f"sampcert.certify: {qualname} is defined in {module_name}, which has no file (an "
+            "interactive session or python -c); the sampler's process imports it, so define it "
+            "in a file")
+    root = _import_root(module)
+    if root is not None:
+        return f"{module_name}:{qualname}", [root]
+    path = str(Path(file).resolve())
+    return f"{path}:{qualname}", [str(Path(path).parent)]
+
+
+def sampler_command(sampler, info=None, dtypes: Optional[Sequence[str]] = None) -> str:
+    """The --sampler argument for `sampler`: a built-in name or plug-in path as given, an exec:
+    command as given, and for a Python function or class the exec: command that serves it with
+    this interpreter."""
+    if isinstance(sampler, os.PathLike):
+        sampler = os.fspath(sampler)
+    if isinstance(sampler, str):
+        if info is not None:
+            raise TypeError("info= declares a Python sampler; a plug-in, built-in or exec: "
+                            "sampler declares itself")
+        if sampler.startswith("exec:") or ("/" not in sampler and not sampler.endswith(".so")):
+            return sampler
+        return str(Path(sampler).resolve())
+    if not callable(sampler):
+        raise TypeError(f"sampcert.certify: a sampler is a built-in name, a plug-in path, an "
+                        f"exec: command, or a Python function or class; not "
+                        f"{type(sampler).__name__}")
+    own = getattr(sampler, "info", None)
+    if own is not None and not _is_info(own):
+        raise TypeError(f"{getattr(sampler, '__qualname__', sampler)}.info must be a "
+                        f"sampcert.protocol.Info, not {type(own).__name__}")
+    target, paths = _python_target(sampler)
+    argv = [sys.executable, str(_PACKAGE_DIR / "_serve.py")]
+    for p in paths:
+        argv += ["--path", p]
+    if info is not None or dtypes is not None or getattr(sampler, "info", None) is None:
+        # The sampler's own `info` attribute needs no --info: the child reads it.
+        argv += ["--info", json.dumps(_python_info(sampler, info, dtypes), sort_keys=True,
+                                      separators=(",", ":"))]
+    argv.append(target)
+    return "exec:" + " ".join(shlex.quote(a) for a in argv)
+
+
+# ---- The report --------------------------------------------------------------------------
+
+@dataclasses.dataclass
+class Failure:
+    """One failing result of report.json: a property x dtype x input family."""
+    property: str
+    dtype: str
+    family: str
+    status: str
+    message: str
+    input: str
+    minimal_input: str
+    reproduction: str
+    row_file: Optional[Path]
+    note: str
+
+    def __str__(self) -> str:
+        return f"{self.property}/{self.dtype} on {self.family}: {self.status}: {self.message}"
+
+
+@dataclasses.dataclass
+class RootCause:
+    """The failures of one property with one status, across input families and dtypes, with
+    the lead failure's message, minimal input and one-line reproduction."""
+    property: str
+    status: str
+    families: List[str]
+    dtypes: List[str]
+    count: int
+    message: str
+    minimal_input: str
+    reproduction: str
+    row_file: Optional[Path]
+
+    def summary(self) -> str:
+        families = ", ".join(self.families[:4]) + (
+            f" and {len(self.families) - 4} more" if len(self.families) > 4 else "")
+        lines = [f"{self.property} {self.status}: {self.count} result"
+                 f"{'s' if self.count != 1 else ''} ({'/'.join(self.dtypes)}; {families})",
+                 f"    {_clip(self.message, 300)}"]
+        if self.minimal_input:
+            lines.append(f"    input: {_clip(self.minimal_input, 300)}")
+        if self.reproduction:
+            lines.append(f"    reproduce: {self.reproduction}")
+        if self.row_file is not None:
+            lines.append(f"    row file: {self.row_file}")
+        return "\n".join(lines)
+
+
+def _clip(text: str, n: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[:n - 3] + "..."
+
+
+class Report:
+    """A certification's report set (report.json, .html, .junit.xml, .manifest.json) as read back
+    from its folder. `verdict` is report.json's verdict.outcome: Conformant, NotConformant,
+    MatchesExpectations (NOT CONFORMANT, with exactly its known failures), Partial or
+    Incomplete."""
+
+    def __init__(self, directory: Union[str, Path], output: str = ""):
+        self.directory = Path(directory).resolve()
+        path = self.directory / "report.json"
+        try:
+            with open(path, encoding="utf-8") as f:
+                self.data: Dict[str, Any] = json.load(f)
+        except (OSError, ValueError) as e:
+            raise CertifyError(f"cannot read {path}: {e}", output=output) from None
+        self.output = output
+        verdict = self.data["verdict"]
+        self.verdict: str = verdict["outcome"]
+        self.text: str = verdict["text"]
+        self.conformant: bool = bool(verdict["conformant"])
+        self.exit_code: int = int(verdict["exit_code"])
+        self.sampler: Dict[str, Any] = self.data.get("sampler", {})
+        self.files: Dict[str, Path] = {
+            kind: self.directory / name
+            for kind, name in (("json", "report.json"), ("html", "report.html"),
+                               ("junit", "report.junit.xml"), ("manifest", "report.manifest.json"))
+            if (self.directory / name).exists()}
+        results = self.data.get("results", [])
+        self.failures: List[Failure] = [self._failure(r) for r in results
+                                        if r["status"] in FAILING]
+        self.known_failures: List[Failure] = [self._failure(r) for r in results
+                                              if r["status"] == "KnownFailure"]
+        self.expectation_differences: List[Any] = list(verdict.get("expectation_differences", []))
+
+    def _failure(self, r: Dict[str, Any]) -> Failure:
+        f = r.get("failure", {})
+        row = f.get("row_file")
+        return Failure(property=r["property"], dtype=r["dtype"], family=r["family"],
+                       status=r["status"], message=f.get("message", r.get("note", "")),
+                       input=f.get("input", ""), minimal_input=f.get("minimal_input", ""),
+                       reproduction=f.get("reproduction", ""),
+                       row_file=(self.directory / row) if row else None,
+                       note=r.get("note", ""))
+
+    @property
+    def root_causes(self) -> List[RootCause]:
+        """The failures grouped by (property, status): one defect usually fails one property on
+        many inputs and dtypes. The one shown is the first with a concrete input (dtype order
+        f32, f16, bf16)."""
+        groups: Dict[Tuple[str, str], List[Failure]] = {}
+        for f in self.failures:
+            groups.setdefault((f.property, f.status), []).append(f)
+        out = []
+        for (prop, status), fs in groups.items():
+            fs.sort(key=lambda f: DTYPES.index(f.dtype) if f.dtype in DTYPES else len(DTYPES))
+            lead = next((f for f in fs if f.minimal_input or f.input), fs[0])
+            out.append(RootCause(property=prop, status=status,
+                                 families=sorted({f.family for f in fs}),
+                                 dtypes=[d for d in DTYPES if any(f.dtype == d for f in fs)],
+                                 count=len(fs), message=lead.message,
+                                 minimal_input=lead.minimal_input or lead.input,
+                                 reproduction=lead.reproduction, row_file=lead.row_file))
+        out.sort(key=lambda c: (FAILING.index(c.status), c.property))
+        return out
+
+    def describe(self, limit: int = 20) -> str:
+        """The verdict, each root cause with its input and reproduction, and the report files."""
+        name = self.sampler.get("name", "sampler")
+        lines = [f"{name}: {self.text}"]
+        causes = self.root_causes
+        if causes:
+            lines.append(f"{len(causes)} root cause{'s' if len(causes) != 1 else ''} "
+                         f"({len(self.failures)} failing results):")
+            lines += ["  " + c.summary() for c in causes[:limit]]
+            if len(causes) > limit:
+                lines.append(f"  ... and {len(causes) - limit} more (see the report)")
+        if self.known_failures:
+            lines.append(f"{len(self.known_failures)} known failures (pinned by expectations)")
+        for d in self.expectation_differences[:limit]:
+            lines.append(f"  expectation difference: {_clip(json.dumps(d), 300)}")
+        report = self.files.get("html", self.files.get("json"))
+        if report is not None:
+            lines.append(f"report: {report}")
+        return "\n".join(lines)
+
+    def assert_conformant(self) -> "Report":
+        """Raises AssertionError (with describe()) unless the verdict is Conformant."""
+        __tracebackhide__ = True  # pytest shows the message, not this frame
+        if self.verdict != "Conformant":
+            raise AssertionError(self.describe())
+        return self
+
+    def assert_matches_expectations(self) -> "Report":
+        """Raises AssertionError unless the run matched its expectations file (what `--expect`
+        gates in CI: exit 0, no new failure, no known failure that now passes)."""
+        __tracebackhide__ = True
+        if self.verdict not in ("Conformant", "MatchesExpectations") or self.exit_code != 0:
+            raise AssertionError(self.describe())
+        return self
+
+    def __repr__(self) -> str:
+        return (f"<sampcert.Report {self.verdict}: {len(self.failures)} failing, "
+                f"{len(self.known_failures)} known, {self.directory}>")
+
+
+# ---- certify -----------------------------------------------------------------------------
+
+def certify(sampler, profile: str = "quick", dtypes: Optional[Sequence[str]] = None,
+            expect: Optional[Union[str, Path]] = None, config: Optional[str] = None, *,
+            info=None, seed: int = 1, out: Optional[Union[str, Path]] = None, jobs: int = 1,
+            max_draws: Optional[int] = None, item_timeout: Optional[float] = None,
+            expect_non_strict: bool = False, echo: bool = False) -> Report:
+    """Certify `sampler` with `sampcert run` and return its Report.
+
+    sampler: a Python function `f(batch, seed, first_draw, draws_per_row) -> tokens` or a class
+      whose instances have `sample` (and optionally `probabilities`, `create`, `info`), defined
+      at the top level of a file; a built-in name ("stable_cpu"); a plug-in path; or an exec:
+      command.
+    dtypes: for a Python sampler, the dtypes it declares (default: its info's, else f32); for
+      any other sampler at most one dtype, run as `--dtype` (a partial run: verdict Partial).
+    expect: an expectations file (`--expect`); config: `--sampler-config`; info: a
+      sampcert.protocol.Info declaring a Python sampler (default: its `info` attribute, else an
+      f32-only declaration named after it).
+    out: the report folder (default: a new temporary folder, kept). echo: pass sampcert's output
+      through to this process's stdout as it runs.
+    Raises CertifyError when no report could be written (exit codes 2, 3, 4).
+    """
+    if _IN_SAMPLER_PROCESS:
+        raise _StopLoading()
+    if isinstance(dtypes, str):
+        dtypes = (dtypes,)
+    for d in dtypes or ():
+        if d not in DTYPES:
+            raise ValueError(f"unknown dtype {d!r}: one of {', '.join(DTYPES)}")
+    python_sampler = callable(sampler) and not isinstance(sampler, (str, os.PathLike))
+    command = sampler_command(sampler, info=info, dtypes=dtypes if python_sampler else None)
+    argv = [executable(), "run", "--sampler", command, "--profile", profile, "--seed", str(seed),
+            "--jobs", str(jobs)]
+    if not python_sampler and dtypes:
+        if len(dtypes) != 1:
+            raise ValueError("a plug-in, built-in or exec: sampler certifies every dtype it "
+                             "declares, or one (dtypes=('f16',)); sampcert merges no reports "
+                             "filtered by dtype")
+        argv += ["--dtype", dtypes[0]]
+    if out is None:
+        out = tempfile.mkdtemp(prefix="sampcert-report-")
+    argv += ["--out", str(out)]
+    if config is not None:
+        argv += ["--sampler-config", config]
+    if expect is not None:
+        argv += ["--expect", str(Path(expect).resolve())]
+        if expect_non_strict:
+            argv.append("--expect-non-strict")
+    if max_draws is not None:
+        argv += ["--max-draws", str(max_draws)]
+    if item_timeout is not None:
+        argv += ["--item-timeout", str(item_timeout)]
+    if echo:
+        proc = subprocess.run(argv, stdout=None, stderr=subprocess.STDOUT, text=True)
+        output = ""
+    else:
+        proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              errors="replace")
+        output = proc.stdout
+    if proc.returncode in _NO_REPORT:
+        raise CertifyError(f"sampcert run exited {proc.returncode} "
+                           f"({_NO_REPORT[proc.returncode]}), no report:\n"
+                           f"{output[-4000:]}", proc.returncode, output)
+    return Report(out, output)

@@ -1,0 +1,73 @@
+"""pytest plugin (entry point pytest11 "sampcert"): the `sampcert` fixture.
+
+    def test_my_sampler(sampcert):
+        sampcert.certify(my_sampler).assert_conformant()
+
+The fixture's certify() is sampcert.certify with the profile from `--sampcert-profile`
+(default quick) and the seed from `--sampcert-seed` (default 1), and its report folder kept
+per test: `--sampcert-reports DIR` puts it in DIR/<test id>, else it is under the test's
+tmp_path (pytest keeps the last three sessions' tmp_path folders). A failing assert_conformant()
+fails the test with the verdict, each root cause with its input and one-line reproduction, and
+the report's path; each report folder is also recorded as the test's `sampcert_report` property
+(pytest's JUnit XML carries it).
+"""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from .api import certify as _certify
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("sampcert", "sampler certification (sampcert)")
+    group.addoption("--sampcert-profile", default="quick", choices=("quick", "standard", "full"),
+                    help="profile for the sampcert fixture's certify() (default: quick)")
+    group.addoption("--sampcert-seed", type=int, default=1,
+                    help="seed for the sampcert fixture's certify() (default: 1)")
+    group.addoption("--sampcert-reports", default=None, metavar="DIR",
+                    help="keep each test's report folder in DIR/<test id> (default: under the "
+                         "test's tmp_path)")
+    group.addoption("--sampcert-jobs", type=int, default=1,
+                    help="worker processes per certification (default: 1)")
+
+
+class SampcertFixture:
+    """What the `sampcert` fixture gives a test: certify() with the session's options."""
+
+    def __init__(self, request, base: Path):
+        self._request = request
+        self._base = base
+        self._count = 0
+        self.profile = request.config.getoption("--sampcert-profile")
+        self.seed = request.config.getoption("--sampcert-seed")
+        self.jobs = request.config.getoption("--sampcert-jobs")
+        self.reports = []
+
+    def certify(self, sampler, **kwargs):
+        """sampcert.certify(sampler, **kwargs), with the session's profile, seed and jobs
+        unless given, writing to this test's report folder."""
+        kwargs.setdefault("profile", self.profile)
+        kwargs.setdefault("seed", self.seed)
+        kwargs.setdefault("jobs", self.jobs)
+        if "out" not in kwargs:
+            self._count += 1
+            out = self._base / (f"report-{self._count}" if self._count > 1 else "report")
+            out.parent.mkdir(parents=True, exist_ok=True)
+            kwargs["out"] = out
+        report = _certify(sampler, **kwargs)
+        self.reports.append(report)
+        self._request.node.user_properties.append(("sampcert_report", str(report.directory)))
+        return report
+
+
+@pytest.fixture
+def sampcert(request, tmp_path):
+    """Certify samplers from a test: `sampcert.certify(fn).assert_conformant()`."""
+    root = request.config.getoption("--sampcert-reports")
+    if root:
+        base = Path(root).resolve() / re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.nodeid)
+    else:
+        base = tmp_path / "sampcert"
+    return SampcertFixture(request, base)

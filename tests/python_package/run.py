@@ -1,0 +1,378 @@
+#!/usr/bin/env python3
+"""The Python package's tests (ctest label python). One driver, four steps:
+
+  setup   `pip install SOURCE_DIR` into a fresh venv (over /usr/bin/python3's numpy and pytest,
+          --system-site-packages), exactly as README's "From Python" says, with two additions
+          that keep it offline and incremental: scikit-build-core comes from WHEELHOUSE
+          (.ci/install-deps downloads it there, hash-pinned) and the CMake build folder is
+          WORK/cmake-build. Then `pip wheel` from the same build folder, and the wheel's name
+          and contents are checked. The other steps use this venv (ctest fixture python_venv).
+  api     sampcert.certify on every kind of sampler (a Python function, a class, a script that
+          calls certify at its top level, a built-in, a plug-in path, an expectations file),
+          the Report it returns, and the errors it raises.
+  pytest  pytest on tests/python_package/test_user_samplers.py through the installed plugin
+          (entry point pytest11): the correct sampler passes, the planted top-p bug fails with
+          the root causes and their reproductions in the message, reports kept per test.
+  readme  README.md's Python block (between the sampcert-python-snippet markers) is
+          tests/python_package/my_sampler.py byte for byte, and run as README says it prints
+          Conformant.
+
+Usage: run.py STEP --source SOURCE_DIR --work WORK [--wheelhouse DIR] [--plugin SO]
+Exit 77 (skip) when /usr/bin/python3 lacks numpy or pytest or the wheelhouse is missing; under
+CI=true those fail instead.
+"""
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+import zipfile
+from pathlib import Path
+
+SYSTEM_PYTHON = "/usr/bin/python3"
+
+
+class Failed(Exception):
+    pass
+
+
+def check(condition, message):
+    if not condition:
+        raise Failed(message)
+
+
+def missing(what):
+    if os.environ.get("CI") == "true":
+        print(f"FAIL: {what} (CI=true: a missing tool fails; run .ci/install-deps)")
+        sys.exit(1)
+    print(f"SKIP: {what} (.ci/install-deps installs it)")
+    sys.exit(77)
+
+
+def run(argv, expect=0, env=None, cwd=None, timeout=1800):
+    print("+", " ".join(str(a) for a in argv), flush=True)
+    proc = subprocess.run([str(a) for a in argv], stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, env=env, cwd=cwd,
+                          timeout=timeout)
+    if expect is not None and proc.returncode != expect:
+        print(proc.stdout[-8000:])
+        raise Failed(f"{argv[0]} ... exited {proc.returncode}, expected {expect}")
+    return proc
+
+
+def venv_env(work):
+    """The venv's environment: no SAMPCERT_EXECUTABLE, no PYTHONPATH, so only the installed
+    package can answer."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("SAMPCERT_EXECUTABLE", "PYTHONPATH", "PYTHONHOME")}
+    env["PATH"] = f"{work / 'venv' / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    return env
+
+
+def step_setup(args):
+    probe = subprocess.run([SYSTEM_PYTHON, "-c", "import numpy, pytest, venv"],
+                           capture_output=True)
+    if probe.returncode != 0:
+        missing(f"{SYSTEM_PYTHON} lacks numpy, pytest or venv (python3-numpy, python3-pytest, "
+                "python3-venv)")
+    wheelhouse = Path(args.wheelhouse)
+    if not list(wheelhouse.glob("scikit_build_core-*.whl")):
+        missing(f"no scikit-build-core wheel in {wheelhouse}")
+    work = Path(args.work)
+    shutil.rmtree(work / "venv", ignore_errors=True)
+    shutil.rmtree(work / "dist", ignore_errors=True)
+    run([SYSTEM_PYTHON, "-m", "venv", "--system-site-packages", work / "venv"])
+    pip = [work / "venv" / "bin" / "python", "-m", "pip", "--disable-pip-version-check"]
+    offline = ["--no-index", "--find-links", wheelhouse,
+               f"--config-settings=build-dir={work / 'cmake-build'}",
+               # The CUDA sampler is built and tested by the dev build; the package test
+               # leaves it out (nvcc would add minutes for code this test does not reach).
+               "--config-settings=cmake.define.SAMPCERT_ENABLE_CUDA=OFF"]
+    run(pip + ["install"] + offline + [args.source], env=venv_env(work))
+    run(pip + ["wheel", "--no-deps", "-w", work / "dist"] + offline + [args.source],
+        env=venv_env(work))
+    wheels = list((work / "dist").glob("sampcert-*.whl"))
+    check(len(wheels) == 1, f"pip wheel made {wheels}, want one sampcert wheel")
+    wheel = wheels[0]
+    check(re.fullmatch(r"sampcert-[0-9.]+-py3-none-linux_x86_64\.whl", wheel.name),
+          f"wheel name {wheel.name}: want sampcert-VERSION-py3-none-linux_x86_64.whl (the tool "
+          "is no Python extension)")
+    with zipfile.ZipFile(wheel) as z:
+        names = set(z.namelist())
+        tool = z.getinfo("sampcert/bin/sampcert")
+        check((tool.external_attr >> 16) & 0o111, "sampcert/bin/sampcert is not executable")
+        for need in ("sampcert/__init__.py", "sampcert/api.py", "sampcert/protocol.py",
+                     "sampcert/_serve.py", "sampcert/pytest_plugin.py", "sampcert/_build_info.py"):
+            check(need in names, f"the wheel lacks {need}")
+        entry = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
+        entry_points = z.read(entry).decode()
+        check("[pytest11]" in entry_points and "sampcert = sampcert.pytest_plugin" in entry_points,
+              f"no pytest11 entry point in {entry_points!r}")
+        check("sampcert = sampcert.__main__:main" in entry_points,
+              f"no sampcert console script in {entry_points!r}")
+    print(f"setup: venv {work / 'venv'}, wheel {wheel.name} ({wheel.stat().st_size} bytes)")
+
+
+def venv_python(work, code, expect=0, cwd=None):
+    return run([work / "venv" / "bin" / "python", "-c", code], expect=expect,
+               env=venv_env(work), cwd=cwd)
+
+
+API_CHECKS = r'''
+import json, os, subprocess, sys, textwrap
+from pathlib import Path
+import sampcert
+from sampcert import protocol as sp
+
+work = Path(sys.argv[1]); plugin = sys.argv[2]; expectations = sys.argv[3]
+site = Path(sampcert.__file__).parent
+assert site.parent.name == "site-packages", site
+assert sampcert.executable() == str(site / "bin" / "sampcert"), sampcert.executable()
+line = subprocess.run(["sampcert", "--version"], capture_output=True, text=True, check=True).stdout
+assert line.startswith(f"sampcert {sampcert.__version__} (git "), (line, sampcert.__version__)
+line2 = subprocess.run([sys.executable, "-m", "sampcert", "--version"], capture_output=True,
+                       text=True, check=True).stdout
+assert line2 == line, (line2, line)
+
+# A sampler in a file: a function, a class with probabilities and create, a script that calls
+# certify at its top level (no __main__ guard).
+samplers = work / "samplers"; samplers.mkdir(exist_ok=True)
+(samplers / "user_samplers.py").write_text(textwrap.dedent("""
+    import numpy as np
+    from sampcert import protocol as sp
+
+    def argmax(batch, seed, first_draw, draws):
+        return np.array([[int(np.argmax(r.logits))] * draws for r in batch.rows])
+
+    class Configured:
+        info = sp.Info(name="configured", capabilities=["f32", "probabilities"])
+        def create(self, config):
+            if config != "ok":
+                raise sp.SamplerError(sp.INVALID_ARGUMENT, f"config {config!r}")
+        def sample(self, batch, seed, first_draw, draws):
+            return argmax(batch, seed, first_draw, draws)
+        def probabilities(self, batch):
+            out = np.zeros((len(batch.rows), batch.vocab))
+            for i, r in enumerate(batch.rows):
+                out[i, int(np.argmax(r.logits))] = 1.0
+            return out
+"""))
+sys.path.insert(0, str(samplers))
+import user_samplers
+
+r = sampcert.certify(user_samplers.argmax, out=work / "argmax")
+assert r.verdict == "NotConformant" and not r.conformant and r.exit_code == 1, r
+assert r.directory == (work / "argmax").resolve()
+assert set(r.files) == {"json", "html", "junit", "manifest"}, r.files
+assert r.sampler["name"] == "argmax", r.sampler
+causes = {c.property: c for c in r.root_causes}
+assert "DIST-1" in causes and causes["DIST-1"].status == "Fail", causes.keys()
+c = causes["DIST-1"]
+assert c.reproduction.startswith("sampcert run --sampler 'exec:"), c.reproduction
+assert "user_samplers:argmax" in c.reproduction and sys.executable in c.reproduction
+assert c.row_file is not None and c.row_file.exists(), c.row_file
+assert sum(x.count for x in r.root_causes) == len(r.failures) > 0
+try:
+    r.assert_conformant()
+    raise SystemExit("assert_conformant passed a NotConformant report")
+except AssertionError as e:
+    text = str(e)
+assert text.startswith("argmax: NOT CONFORMANT"), text[:200]
+assert "DIST-1 Fail" in text and "reproduce: sampcert run" in text, text
+assert str(r.files["html"]) in text
+# The reproduction line reruns the same failure from a shell, outside Python.
+proc = subprocess.run(c.reproduction + f" --out {work / 'rerun'}", shell=True,
+                      capture_output=True, text=True)
+assert proc.returncode == 1, (proc.returncode, proc.stdout[-2000:])
+rerun = json.loads((work / "rerun" / "report.json").read_text())
+assert any(x["property"] == "DIST-1" and x["status"] == "Fail" for x in rerun["results"])
+
+# dtypes= declares a Python sampler's dtypes.
+r = sampcert.certify(user_samplers.argmax, dtypes=("f32", "bf16"), out=work / "dtypes")
+assert {f.dtype for f in r.failures} == {"f32", "bf16"}, {f.dtype for f in r.failures}
+
+# A class: instantiated once in the sampler's process, create() gets config.
+r = sampcert.certify(user_samplers.Configured, config="ok", out=work / "configured")
+assert r.sampler["config"] == "ok", r.sampler
+assert r.sampler["name"] == "configured"
+assert not any(f.property == "DIST-2" and "no probabilities_fn" in f.message for f in r.failures)
+try:
+    sampcert.certify(user_samplers.Configured, config="bad", out=work / "bad_config")
+    raise SystemExit("a failing create() produced a report")
+except sampcert.CertifyError as e:
+    assert e.exit_code == 3 and "config 'bad'" in e.output, (e.exit_code, e.output[-1000:])
+
+# A script that calls certify at its top level: its sampler's process stops loading there.
+(samplers / "script.py").write_text(textwrap.dedent("""
+    import sys
+    import numpy as np
+    import sampcert
+
+    def first_token(batch, seed, first_draw, draws):
+        return np.zeros((len(batch.rows), draws), np.int64)
+
+    report = sampcert.certify(first_token, out=sys.argv[1])
+    print("verdict", report.verdict)
+    open(sys.argv[2], "a").write("ran to the end\\n")
+"""))
+marker = work / "script_ran"
+marker.unlink(missing_ok=True)
+out = subprocess.run([sys.executable, str(samplers / "script.py"), str(work / "script"),
+                      str(marker)], capture_output=True, text=True, check=True).stdout
+assert "verdict NotConformant" in out, out
+assert marker.read_text() == "ran to the end\n", marker.read_text()  # once: not in the child
+
+# Built-ins, plug-in paths, one dtype, an expectations file.
+r = sampcert.certify("stable_cpu", dtypes="f16", out=work / "stable_cpu_f16")
+assert r.verdict == "Partial" and r.exit_code == 0 and not r.failures, r
+r = sampcert.certify(plugin, out=work / "flawed", expect=expectations)
+assert r.verdict == "MatchesExpectations" and r.exit_code == 0, (r.verdict, r.text)
+assert r.known_failures and not r.failures, r
+r.assert_matches_expectations()
+try:
+    r.assert_conformant()
+    raise SystemExit("a report with known failures passed assert_conformant")
+except AssertionError as e:
+    assert "known failures" in str(e), str(e)
+
+# Errors: clear, before any run where Python can tell.
+for bad, kind, words in ((lambda b, s, f, d: None, TypeError, "lambda"),
+                         (42, TypeError, "not int"),
+                         ("no_such_sampler", sampcert.CertifyError, "no_such_sampler")):
+    try:
+        sampcert.certify(bad, out=work / "bad")
+        raise SystemExit(f"certify({bad!r}) did not raise")
+    except kind as e:
+        assert words in str(e) or words in getattr(e, "output", ""), (bad, str(e))
+def local_sampler():
+    def inner(batch, seed, first_draw, draws):
+        return None
+    return inner
+try:
+    sampcert.certify(local_sampler())
+    raise SystemExit("a local function was accepted")
+except TypeError as e:
+    assert "top level" in str(e), str(e)
+try:
+    sampcert.certify("naive", dtypes=("f32", "f16"))
+    raise SystemExit("two dtypes for a built-in were accepted")
+except ValueError as e:
+    assert "merges no reports" in str(e), str(e)
+print("api: all checks passed")
+'''
+
+
+def step_api(args):
+    work = Path(args.work)
+    (work / "api").mkdir(parents=True, exist_ok=True)
+    script = work / "api" / "checks.py"
+    script.write_text(API_CHECKS)
+    proc = run([work / "venv" / "bin" / "python", script, work / "api", args.plugin,
+                args.expectations], env=venv_env(work), cwd=work / "api")
+    print(proc.stdout[-3000:])
+    check("api: all checks passed" in proc.stdout, "the API checks did not finish")
+
+
+def step_pytest(args):
+    work = Path(args.work)
+    reports = work / "pytest-reports"
+    shutil.rmtree(reports, ignore_errors=True)
+    junit = work / "pytest.junit.xml"
+    cases = Path(args.source) / "tests" / "python_package" / "test_user_samplers.py"
+    python = work / "venv" / "bin" / "python"
+    helptext = run([python, "-m", "pytest", "--help"], env=venv_env(work)).stdout
+    check("--sampcert-profile" in helptext,
+          "pytest --help shows no --sampcert-profile: the pytest11 entry point did not load")
+    proc = run([python, "-m", "pytest", "-p", "no:cacheprovider", "-q", cases,
+                "--sampcert-profile", "quick", "--sampcert-reports", reports,
+                f"--junitxml={junit}", "--rootdir", Path(args.source)],
+               expect=1, env=venv_env(work), cwd=Path(args.source))
+    print(proc.stdout[-6000:])
+    cases_by_name = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
+    check(set(cases_by_name) == {"test_correct_sampler", "test_top_p_drops_the_crossing_token"},
+          f"pytest ran {sorted(cases_by_name)}")
+    correct = cases_by_name["test_correct_sampler"]
+    check(correct.find("failure") is None and correct.find("error") is None,
+          "the correct sampler's test did not pass")
+    failure = cases_by_name["test_top_p_drops_the_crossing_token"].find("failure")
+    check(failure is not None, "the planted top-p bug's test did not fail")
+    message = (failure.get("message") or "") + (failure.text or "")
+    for words in ("AssertionError: numpy_example: NOT CONFORMANT", "SUPP-2 Fail",
+                  "must be kept", "reproduce: sampcert run --sampler 'exec:",
+                  "test_user_samplers:TopPBugSampler", "--profile quick"):
+        check(words in message, f"the failure message lacks {words!r}:\n{message[:3000]}")
+    check("site-packages/sampcert/api.py" not in message,
+          "the failure shows sampcert's own frame (want only the test's line)")
+    kept = sorted(p.parent.parent.name for p in reports.glob("*/report/report.json"))
+    check(len(kept) == 2 and all("test_user_samplers" in k for k in kept),
+          f"reports kept per test: {kept}")
+    for case in cases_by_name.values():
+        props = {p.get("name"): p.get("value") for p in case.iter("property")}
+        check(Path(props.get("sampcert_report", "")).joinpath("report.json").exists(),
+              f"{case.get('name')}: no sampcert_report property in the JUnit XML: {props}")
+    print("pytest: the correct sampler passes, the top-p bug fails with its root causes")
+
+
+def readme_block(readme):
+    text = Path(readme).read_text(encoding="utf-8")
+    begin, end = "<!-- sampcert-python-snippet:begin -->", "<!-- sampcert-python-snippet:end -->"
+    check(text.count(begin) == 1 and text.count(end) == 1,
+          f"README.md must hold each of {begin} and {end} once")
+    between = text[text.index(begin) + len(begin):text.index(end)]
+    m = re.fullmatch(r"\n```python\n(.*\n)```\n", between, re.S)
+    check(m is not None, "the python-snippet markers must enclose one ```python block")
+    return m.group(1)
+
+
+def step_readme(args):
+    work = Path(args.work)
+    block = readme_block(Path(args.source) / "README.md")
+    example = (Path(args.source) / "tests" / "python_package" / "my_sampler.py").read_text()
+    check(block == example, "README's Python block differs from tests/python_package/"
+          "my_sampler.py: edit the file, then paste it into README")
+    folder = work / "readme"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    (folder / "my_sampler.py").write_text(block)
+    proc = run([work / "venv" / "bin" / "python", "my_sampler.py"], env=venv_env(work),
+               cwd=folder)
+    print(proc.stdout)
+    check(proc.stdout.splitlines()[-1:] == ["Conformant"],
+          f"README's example printed {proc.stdout!r}, README says Conformant")
+    # And README's promise for a broken sampler: the same file with its softmax cut in half
+    # is NotConformant and assert_conformant raises.
+    (folder / "my_sampler.py").write_text(block.replace("(x - m) / t", "(x - m) / (2 * t)"))
+    proc = run([work / "venv" / "bin" / "python", "my_sampler.py"], expect=1,
+               env=venv_env(work), cwd=folder)
+    check("NotConformant" in proc.stdout and "AssertionError" in proc.stdout,
+          f"a temperature bug in README's example went unreported: {proc.stdout[-2000:]}")
+    print("readme: README's Python example runs as README says")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("step", choices=("setup", "api", "pytest", "readme"))
+    parser.add_argument("--source", required=True)
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--wheelhouse", default="/opt/sampcert-python/wheelhouse")
+    parser.add_argument("--plugin", default="")
+    parser.add_argument("--expectations", default="")
+    args = parser.parse_args()
+    Path(args.work).mkdir(parents=True, exist_ok=True)
+    if args.step != "setup" and not (Path(args.work) / "venv" / "bin" / "sampcert").exists():
+        missing(f"no installed package in {args.work}/venv (python.package_setup failed or "
+                "was skipped)")
+    try:
+        {"setup": step_setup, "api": step_api, "pytest": step_pytest,
+         "readme": step_readme}[args.step](args)
+    except Failed as e:
+        print(f"FAIL: {e}")
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,68 @@
+"""What a sampler project's pytest file looks like (run by tests/python_package/run_pytest.py,
+which expects test_correct_sampler to pass and test_top_p_drops_the_crossing_token to fail).
+
+The correct sampler is adapters/python/examples/numpy_sampler.py (f32 / f16 / bf16, masks, top-k
+/ top-p / min-p, temperature 0, probabilities). The planted bug is a classic top-p defect: the
+token whose cumulative mass crosses p is cut instead of kept (the nucleus keeps only tokens
+whose inclusive cumulative probability is <= p), so top-p rows lose their least probable kept
+token.
+"""
+
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "adapters", "python", "examples"))
+import numpy_sampler as ns  # noqa: E402
+
+
+class CorrectSampler:
+    info = ns.INFO
+
+    def sample(self, batch, seed, first_draw, draws_per_row):
+        return ns.sample(batch, seed, first_draw, draws_per_row)
+
+    def probabilities(self, batch):
+        return ns.probabilities(batch)
+
+
+def _top_p_without_crossing_token(distribution):
+    def buggy(r, row):
+        p = distribution(r, row)
+        kept = np.flatnonzero(p > 0)
+        if 0 < row.top_p < 1 and row.temperature > 0 and kept.size > 1:
+            p = p.copy()
+            p[kept[np.argmin(p[kept])]] = 0.0  # the token that crossed p
+            p /= p.sum()
+        return p
+    return buggy
+
+
+class TopPBugSampler:
+    """numpy_sampler with the bug in its distribution, so its draws and its probabilities
+    agree with each other (one defect, not two)."""
+    info = ns.INFO
+
+    def _with_bug(self, call, *args):
+        correct = ns.distribution
+        ns.distribution = _top_p_without_crossing_token(correct)
+        try:
+            return call(*args)
+        finally:
+            ns.distribution = correct
+
+    def sample(self, batch, seed, first_draw, draws_per_row):
+        return self._with_bug(ns.sample, batch, seed, first_draw, draws_per_row)
+
+    def probabilities(self, batch):
+        return self._with_bug(ns.probabilities, batch)
+
+
+def test_correct_sampler(sampcert):
+    sampcert.certify(CorrectSampler).assert_conformant()
+
+
+def test_top_p_drops_the_crossing_token(sampcert):
+    sampcert.certify(TopPBugSampler).assert_conformant()
