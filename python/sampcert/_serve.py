@@ -1,6 +1,6 @@
 """Serves a Python sampler named by module or file to `sampcert --sampler exec:...`.
 
-    python .../sampcert/_serve.py [--path DIR]... [--info JSON] TARGET
+    python .../sampcert/_serve.py [--path DIR]... [--info JSON] [--arrays torch] TARGET
 
 TARGET is `module:qualname` (imported from the --path folders) or `/abs/file.py:qualname` (the
 file is executed as module `__sampcert_main__`, so an `if __name__ == "__main__":` block does
@@ -56,6 +56,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="sampcert-serve")
     parser.add_argument("--path", action="append", default=[])
     parser.add_argument("--info", default=None)
+    parser.add_argument("--arrays", default="numpy", choices=("numpy", "torch"))
     parser.add_argument("target")
     args = parser.parse_args()
     for p in reversed(args.path):
@@ -73,7 +74,8 @@ def main() -> None:
     info = protocol.Info(**json.loads(args.info)) if args.info else getattr(obj, "info", None)
     if info is None:
         info = protocol.Info(name=args.target.rpartition(":")[2])
-    protocol.serve(sample_fn, info=info, probabilities_fn=probabilities_fn, create_fn=create_fn)
+    protocol.serve(sample_fn, info=info, probabilities_fn=probabilities_fn, create_fn=create_fn,
+                   arrays=args.arrays)
 
 
 if __name__ == "__main__":

@@ -153,16 +153,17 @@ def _python_target(sampler) -> Tuple[str, List[str]]:
     return f"{path}:{qualname}", [str(Path(path).parent)]
 
 
-def sampler_command(sampler, info=None, dtypes: Optional[Sequence[str]] = None) -> str:
+def sampler_command(sampler, info=None, dtypes: Optional[Sequence[str]] = None,
+                    arrays: str = "numpy") -> str:
     """The --sampler argument for `sampler`: a built-in name or plug-in path as given, an exec:
     command as given, and for a Python function or class the exec: command that serves it with
     this interpreter."""
     if isinstance(sampler, os.PathLike):
         sampler = os.fspath(sampler)
     if isinstance(sampler, str):
-        if info is not None:
-            raise TypeError("info= declares a Python sampler; a plug-in, built-in or exec: "
-                            "sampler declares itself")
+        if info is not None or arrays != "numpy":
+            raise TypeError("info= and arrays= are for a Python sampler; a plug-in, built-in "
+                            "or exec: sampler declares itself")
         if sampler.startswith("exec:") or ("/" not in sampler and not sampler.endswith(".so")):
             return sampler
         return str(Path(sampler).resolve())
@@ -182,6 +183,8 @@ def sampler_command(sampler, info=None, dtypes: Optional[Sequence[str]] = None) 
         # The sampler's own `info` attribute needs no --info: the child reads it.
         argv += ["--info", json.dumps(_python_info(sampler, info, dtypes), sort_keys=True,
                                       separators=(",", ":"))]
+    if arrays != "numpy":
+        argv += ["--arrays", arrays]
     argv.append(target)
     return "exec:" + " ".join(shlex.quote(a) for a in argv)
 
@@ -350,7 +353,8 @@ def certify(sampler, profile: str = "quick", dtypes: Optional[Sequence[str]] = N
             expect: Optional[Union[str, Path]] = None, config: Optional[str] = None, *,
             info=None, seed: int = 1, out: Optional[Union[str, Path]] = None, jobs: int = 1,
             max_draws: Optional[int] = None, item_timeout: Optional[float] = None,
-            expect_non_strict: bool = False, echo: bool = False) -> Report:
+            expect_non_strict: bool = False, arrays: str = "numpy",
+            echo: bool = False) -> Report:
     """Certify `sampler` with `sampcert run` and return its Report.
 
     sampler: a Python function `f(batch, seed, first_draw, draws_per_row) -> tokens` or a class
@@ -362,6 +366,8 @@ def certify(sampler, profile: str = "quick", dtypes: Optional[Sequence[str]] = N
     expect: an expectations file (`--expect`); config: `--sampler-config`; info: a
       sampcert.protocol.Info declaring a Python sampler (default: its `info` attribute, else an
       f32-only declaration named after it).
+    arrays: "torch" hands a Python sampler torch tensors (row.logits, row.native in the row's
+      dtype, row.mask; no copies) instead of numpy arrays; it may return tensors either way.
     out: the report folder (default: a new temporary folder, kept). echo: pass sampcert's output
       through to this process's stdout as it runs.
     Raises CertifyError when no report could be written (exit codes 2, 3, 4).
@@ -374,7 +380,10 @@ def certify(sampler, profile: str = "quick", dtypes: Optional[Sequence[str]] = N
         if d not in DTYPES:
             raise ValueError(f"unknown dtype {d!r}: one of {', '.join(DTYPES)}")
     python_sampler = callable(sampler) and not isinstance(sampler, (str, os.PathLike))
-    command = sampler_command(sampler, info=info, dtypes=dtypes if python_sampler else None)
+    if arrays not in ("numpy", "torch"):
+        raise ValueError(f"arrays must be 'numpy' or 'torch', not {arrays!r}")
+    command = sampler_command(sampler, info=info, dtypes=dtypes if python_sampler else None,
+                              arrays=arrays)
     argv = [executable(), "run", "--sampler", command, "--profile", profile, "--seed", str(seed),
             "--jobs", str(jobs)]
     if not python_sampler and dtypes:

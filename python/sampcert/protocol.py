@@ -250,6 +250,34 @@ def decode_batch(payload: memoryview) -> Batch:
     return Batch(dtype, vocab, rows)
 
 
+ARRAYS = ("numpy", "torch")
+
+
+def _torch_batch(batch: Batch) -> Batch:
+    """The batch with torch tensors, sharing numpy's memory (torch.from_numpy, no copy):
+    `logits` float32 (exact), `native` the row's own dtype (float32, float16 or bfloat16, a
+    view of the bit patterns: NaN payloads and -0 kept), `mask` bool or None."""
+    import torch
+    half = {"f16": torch.float16, "bf16": torch.bfloat16}.get(batch.dtype)
+    rows = []
+    for row in batch.rows:
+        logits = torch.from_numpy(row.logits)
+        native = logits if half is None else torch.from_numpy(row.bits.view(np.int16)).view(half)
+        mask = None if row.mask is None else torch.from_numpy(row.mask)
+        out = dataclasses.replace(row, logits=logits, mask=mask)
+        out.native = native
+        rows.append(out)
+    return Batch(batch.dtype, batch.vocab, rows)
+
+
+def _as_numpy(out) -> np.ndarray:
+    """A sampler's result as numpy: a torch tensor through .detach().cpu().numpy() (no copy for
+    a CPU tensor), anything else (numpy, lists, JAX arrays) through np.asarray."""
+    if hasattr(out, "detach") and hasattr(out, "cpu"):
+        out = out.detach().cpu().numpy()
+    return np.asarray(out)
+
+
 class _Connection:
     def __init__(self, rfd: int, wfd: int):
         self.rfd, self.wfd = rfd, wfd
@@ -282,7 +310,8 @@ SampleFn = Callable[[Batch, int, int, int], "np.ndarray"]
 
 def serve(sample_fn: SampleFn, info: Info,
           probabilities_fn: Optional[Callable[[Batch], "np.ndarray"]] = None,
-          create_fn: Optional[Callable[[Optional[str]], None]] = None) -> None:
+          create_fn: Optional[Callable[[Optional[str]], None]] = None,
+          arrays: str = "numpy") -> None:
     """Answers the host's requests until it closes the pipe or sends DESTROY, then returns.
 
     sample_fn(batch, seed, first_draw, draws_per_row) returns the tokens, shape
@@ -291,7 +320,15 @@ def serve(sample_fn: SampleFn, info: Info,
     create_fn(config) receives --sampler-config (None when not given) once, before any sample.
     Raise SamplerError for an error value; any other exception is returned as INTERNAL with its
     traceback's last line (and printed in full to stderr, which the host shows).
+    arrays="torch" hands the functions torch tensors instead of numpy arrays, without copies:
+    row.logits (float32), row.native (the row's dtype: float32, float16 or bfloat16) and
+    row.mask; either may return a torch tensor (or a JAX array, or anything np.asarray takes).
     """
+    if arrays not in ARRAYS:
+        raise ValueError(f"arrays must be one of {', '.join(ARRAYS)}, not {arrays!r}")
+    to_arrays = _torch_batch if arrays == "torch" else (lambda b: b)
+    if arrays == "torch":
+        import torch  # noqa: F401  (fails here, before any request, where torch is missing)
     fds = os.environ.get("SAMPCERT_PROTOCOL_FDS")
     if not fds:
         sys.stderr.write("this is a sampcert protocol server: run it as\n"
@@ -332,8 +369,8 @@ def serve(sample_fn: SampleFn, info: Info,
                 conn.write(REPLY_OK, b"")
             elif kind == SAMPLE:
                 seed, first, draws = struct.unpack_from("<QQQ", view, 0)
-                batch = decode_batch(view[24:])
-                out = np.asarray(sample_fn(batch, seed, first, draws))
+                batch = to_arrays(decode_batch(view[24:]))
+                out = _as_numpy(sample_fn(batch, seed, first, draws))
                 if out.size != len(batch.rows) * draws:
                     raise SamplerError(INTERNAL, f"sample_fn returned {out.size} tokens, "
                                        f"expected {len(batch.rows)} x {draws}")
@@ -342,8 +379,8 @@ def serve(sample_fn: SampleFn, info: Info,
                 if probabilities_fn is None:
                     raise SamplerError(UNSUPPORTED,
                                        "probabilities: this sampler serves no probabilities_fn")
-                batch = decode_batch(view)
-                out = np.asarray(probabilities_fn(batch), dtype="<f8")
+                batch = to_arrays(decode_batch(view))
+                out = np.asarray(_as_numpy(probabilities_fn(batch)), dtype="<f8")
                 if out.size != len(batch.rows) * batch.vocab:
                     raise SamplerError(INTERNAL, f"probabilities_fn returned {out.size} values, "
                                        f"expected {len(batch.rows)} x {batch.vocab}")

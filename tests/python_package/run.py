@@ -239,6 +239,56 @@ try:
 except AssertionError as e:
     assert "known failures" in str(e), str(e)
 
+# arrays="torch" (where /usr/bin/python3 has torch: Debian's python3-torch): the sampler gets
+# torch tensors, logits float32 and native in the row's own dtype, and may return a tensor.
+try:
+    import torch
+except ImportError:
+    torch = None
+if torch is not None:
+    (samplers / "torch_samplers.py").write_text(textwrap.dedent("""
+        import numpy as np
+        import torch
+        from sampcert import protocol as sp
+
+        NATIVE = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+
+        def softmax_draw(batch, seed, first_draw, draws):
+            out = torch.empty((len(batch.rows), draws), dtype=torch.int64)
+            for r, row in enumerate(batch.rows):
+                assert isinstance(row.logits, torch.Tensor) and row.logits.dtype == torch.float32
+                assert row.native.dtype == NATIVE[batch.dtype], (row.native.dtype, batch.dtype)
+                assert torch.equal(row.native.float(), row.logits) or torch.isnan(row.logits).any()
+                t, x = row.temperature, row.logits.double()
+                if not (t >= 0 and t != float("inf")):
+                    raise sp.SamplerError(sp.INVALID_TEMPERATURE, f"temperature {t}", r)
+                if row.top_k < 0 or not 0 < row.top_p <= 1 or not 0 <= row.min_p < 1:
+                    code = (sp.INVALID_TOP_K if row.top_k < 0 else
+                            sp.INVALID_TOP_P if not 0 < row.top_p <= 1 else sp.INVALID_MIN_P)
+                    raise sp.SamplerError(code, "invalid truncation parameter", r)
+                if torch.isnan(x).any():
+                    raise sp.SamplerError(sp.NAN_LOGIT, "NaN", r)
+                if bool((x == float("-inf")).all()):
+                    raise sp.SamplerError(sp.EMPTY_SUPPORT, "all -inf", r)
+                m = x.max()
+                w = (x == m).double() if t == 0 or m == float("inf") else torch.exp((x - m) / t)
+                c = torch.cumsum(w / w.sum(), 0)
+                bits = np.random.Philox(key=[seed, row.row_id], counter=[first_draw, 0, 0, 0])
+                u = ((bits.random_raw(4 * draws)[::4] >> np.uint64(11)) + 0.5) / 2.0**53
+                tok = torch.searchsorted(c, torch.from_numpy(u), right=True)
+                out[r] = torch.clamp(tok, max=int(torch.nonzero(w > 0).max()))
+            return out
+
+        softmax_draw.info = sp.Info(name="torch_softmax",
+                                    capabilities=["f32", "f16", "bf16", "temperature-0", "batch"])
+    """))
+    import torch_samplers
+    r = sampcert.certify(torch_samplers.softmax_draw, arrays="torch", out=work / "torch")
+    assert r.verdict == "Conformant", r.describe()
+    print("arrays=torch: Conformant on f32, f16 and bf16 with torch", torch.__version__)
+else:
+    print("arrays=torch: not checked (no torch for", sys.executable, ")")
+
 # Errors: clear, before any run where Python can tell.
 for bad, kind, words in ((lambda b, s, f, d: None, TypeError, "lambda"),
                          (42, TypeError, "not int"),
