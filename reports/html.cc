@@ -8,6 +8,7 @@
 #include <set>
 
 #include "reports/report_json.h"
+#include "reports/root_causes.h"
 #include "results/text.h"
 
 namespace sampcert::reports {
@@ -189,6 +190,49 @@ std::string CoverageChart(const Report& report) {
       w, h, bars);
 }
 
+// The top of the page: each root cause (root_causes.h) with its count, where it shows, its
+// lead's message, whole input (the row file, complete and bit-exact) and one-line reproduction.
+std::string RootCauseSection(const Report& report) {
+  const std::vector<RootCause> causes = RootCauses(report.results);
+  const std::size_t not_reached = NotReached(report.results);
+  if (causes.empty() && not_reached == 0) return "";
+  std::string html = fmt::format(
+      "<h2 id=\"root-causes\">Root causes ({})</h2>\n<ol class=\"causes\">\n", causes.size());
+  for (const RootCause& g : causes) {
+    std::string dtypes, families;
+    for (const std::string& d : g.dtypes) dtypes += (dtypes.empty() ? "" : ", ") + E(d);
+    for (std::size_t i = 0; i < g.families.size() && i < 6; ++i) {
+      families += (i == 0 ? "" : ", ") + E(g.families[i]);
+    }
+    if (g.families.size() > 6) families += fmt::format(" and {} more", g.families.size() - 6);
+    html += fmt::format(
+        "<li><p><strong>{}</strong> <span class=\"st {}\">{}</span> &times;{}: {}<br><small>{}; "
+        "{}</small></p>\n<p>{}</p>\n",
+        E(g.property), StatusClass(g.status), results::StatusName(g.status), g.results.size(),
+        E(g.message_class), dtypes, families, E(g.message));
+    if (!g.input.empty()) html += fmt::format("<p>Input: <code>{}</code></p>", E(g.input));
+    if (!g.row_file.empty()) {
+      // A name of [A-Za-z0-9._-] only (RowFileName), beside this page.
+      html += fmt::format(
+          "<p>Whole input: <a href=\"{0}\">{0}</a> (<code>sampcert reference --row {0}</code>)"
+          "</p>",
+          E(g.row_file));
+    }
+    if (!g.reproduction.empty()) {
+      html += fmt::format("<p>Reproduce: <code>{}</code></p>", E(g.reproduction));
+    }
+    html += "</li>\n";
+  }
+  html += "</ol>\n";
+  if (not_reached > 0) {
+    html += fmt::format(
+        "<p>{} more failing results were not reached because an earlier check of their case "
+        "failed (listed below).</p>\n",
+        not_reached);
+  }
+  return html;
+}
+
 // One failure's drill-down: its message, inputs, row file, reproduction, statistics and chart.
 std::string FailureDetails(const TestResult& r) {
   const bool known = r.known_failure.has_value();
@@ -270,6 +314,8 @@ svg.chart{width:100%;height:auto;background:#fcfcfc;border:1px solid #eee}
 .obs{fill:#3366aa}.exp{fill:#b8c8e6}.bar{fill:#4a8f5a}.bar.bad{fill:#c44}.dot{fill:#3366aa}
 .dot.bad{fill:#c44}.req{stroke:#c44;stroke-dasharray:4 3}.lbl{font-size:10px;fill:#444}
 #only-failures:checked ~ table tr.ok{display:none}
+ol.causes>li{margin:.6em 0}ol.causes p{margin:.2em 0}.st{padding:0 .4em;border-radius:3px}
+.st.fail{background:#fbdcdc}.st.inconclusive{background:#ece3fb}
 )";
 
 }  // namespace
@@ -322,8 +368,11 @@ std::string RenderHtml(const Report& report) {
     }
     html += "</ul></details>\n";
   }
+  html += RootCauseSection(report);
 
-  html += "<h2>Run</h2><table>";
+  html +=
+      "<details id=\"run\"><summary><strong>Run, "
+      "declarations</strong></summary><h2>Run</h2><table>";
   for (const char* k : {"profile", "seed", "shard", "jobs", "isolation", "time_budget_s", "seconds",
                         "false_alarm_budget", "required_tv", "tool_version", "git_revision",
                         "compiler", "cpu", "expectations", "expectations_strict"}) {
@@ -337,7 +386,7 @@ std::string RenderHtml(const Report& report) {
   for (const auto& [k, v] : policies.items()) {
     html += fmt::format("<tr><th>{}</th><td>{}</td></tr>", E(k), E(Text(v)));
   }
-  html += fmt::format("<tr><th>thread_safe</th><td>{}</td></tr></table>\n",
+  html += fmt::format("<tr><th>thread_safe</th><td>{}</td></tr></table></details>\n",
                       E(Text(s.value("thread_safe", json(false)))));
 
   // The matrix.

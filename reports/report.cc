@@ -10,6 +10,7 @@
 #include "reports/report_json.h"
 #include "reports/report_schema.h"
 #include "reports/report_set.h"
+#include "reports/root_causes.h"
 #include "results/strict_json.h"
 #include "results/text.h"
 
@@ -102,7 +103,29 @@ json ReportToJson(const Report& report) {
                            {"family", results::SanitizeUtf8(std::get<2>(d.key))},
                            {"text", results::SanitizeUtf8(d.text)}});
   }
+  json causes = json::array();
+  for (const RootCause& g : RootCauses(report.results)) {
+    const TestResult& lead = report.results[g.lead];
+    json dtypes = json::array(), families = json::array();
+    for (const std::string& d : g.dtypes) dtypes.push_back(results::SanitizeUtf8(d));
+    for (const std::string& f : g.families) families.push_back(results::SanitizeUtf8(f));
+    causes.push_back({{"property", results::SanitizeUtf8(g.property)},
+                      {"status", results::StatusName(g.status)},
+                      {"message_class", results::SanitizeUtf8(g.message_class)},
+                      {"count", g.results.size()},
+                      {"dtypes", dtypes},
+                      {"families", families},
+                      {"lead",
+                       {{"dtype", results::SanitizeUtf8(lead.dtype)},
+                        {"family", results::SanitizeUtf8(lead.family)},
+                        {"message", results::SanitizeUtf8(g.message)},
+                        {"minimal_input", results::SanitizeUtf8(g.input)},
+                        {"reproduction", results::SanitizeUtf8(g.reproduction)},
+                        {"row_file", results::SanitizeUtf8(g.row_file)}}}});
+  }
   j["verdict"] = {{"outcome", Info(outcome.kind).name},
+                  {"root_causes", causes},
+                  {"not_reached", NotReached(report.results)},
                   {"text", results::SanitizeUtf8(outcome.text)},
                   {"exit_code", outcome.exit_code},
                   {"conformant", outcome.kind == OutcomeKind::kConformant},
@@ -446,6 +469,44 @@ std::string PropertyTable(const std::vector<TestResult>& results) {
   return out;
 }
 
+// A list of names as "a, b, c and 4 more".
+std::string FewOf(const std::vector<std::string>& names, std::size_t shown) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size() && i < shown; ++i) {
+    out += (i == 0 ? "" : ", ") + S(names[i]);
+  }
+  if (names.size() > shown) out += fmt::format(" and {} more", names.size() - shown);
+  return out;
+}
+
+// The root causes (root_causes.h), the first 20, each with its lead's input and reproduction:
+// what to fix, before the list of every failure.
+std::string RootCausesText(const std::vector<TestResult>& results) {
+  constexpr std::size_t kShown = 20;
+  const std::vector<RootCause> causes = RootCauses(results);
+  const std::size_t not_reached = NotReached(results);
+  if (causes.empty() && not_reached == 0) return "";
+  std::size_t failing = not_reached;
+  for (const RootCause& g : causes) failing += g.results.size();
+  std::string out = fmt::format("\nroot causes: {} ({} failing results", causes.size(), failing);
+  if (not_reached > 0) {
+    out += fmt::format("; {} of them not reached because an earlier check failed", not_reached);
+  }
+  out += ")\n";
+  for (std::size_t i = 0; i < causes.size() && i < kShown; ++i) {
+    const RootCause& g = causes[i];
+    out += fmt::format("  {}. {} {} x{} [{}] {}: {}\n", i + 1, S(g.property),
+                       results::StatusName(g.status), g.results.size(), FewOf(g.dtypes, 3),
+                       FewOf(g.families, 3), S(g.message_class));
+    if (!g.input.empty()) out += fmt::format("     input: {}\n", S(g.input));
+    if (!g.reproduction.empty()) out += fmt::format("     reproduce: {}\n", S(g.reproduction));
+  }
+  if (causes.size() > kShown) {
+    out += fmt::format("  ({} more root causes in report.json)\n", causes.size() - kShown);
+  }
+  return out;
+}
+
 // The failures no expectation pins, each with its input and reproduction (the first 15), then
 // the Inconclusive ones (the first 15).
 std::string NewFailures(const std::vector<TestResult>& results) {
@@ -547,6 +608,7 @@ std::string TextSummary(const Report& report, const std::string& path) {
     out += S(outcome.text) + "\n";
   }
   out += PropertyTable(report.results);
+  out += RootCausesText(report.results);
   out += NewFailures(report.results);
   out += KnownFailures(report.results);
   out += Differences(report.expectation_differences);

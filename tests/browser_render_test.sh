@@ -43,6 +43,15 @@ grep -qF '<td class="known"><a href="#r-DIST-1-f32">KnownFailure</a>' <<<"$dom" 
 dom="$(render "$work/naive/report.html")"
 grep -qF 'class="verdict bad">NOT CONFORMANT' <<<"$dom" ||
   { echo "FAIL: naive's report is not NOT CONFORMANT"; status=1; }
+# The top of the page (SPEC REPORT-1): the verdict, then the root causes, each with its
+# reproduction, before the matrix; run details collapsed.
+[[ "$dom" == *'id="verdict"'*'id="root-causes"'*'Reproduce: <code>sampcert run --sampler naive'*'id="matrix"'* ]] ||
+  { echo "FAIL: naive's report does not open with its root causes and their reproductions"; status=1; }
+grep -qE '<details id="run"><summary>' <<<"$dom" ||
+  { echo "FAIL: the run details are not collapsed below the root causes"; status=1; }
+causes=$(grep -o '<li><p><strong>' <<<"$dom" | wc -l)
+[ "$causes" -ge 3 ] ||
+  { echo "FAIL: naive's report lists $causes root causes (its defects give at least 3)"; status=1; }
 dom="$(render "$golden")"
 grep -qF '&lt;script&gt;alert(1)&lt;/script&gt;' <<<"$dom" ||
   { echo "FAIL: the sampler named <script>alert(1)</script> is not shown as text"; status=1; }

@@ -47,8 +47,10 @@ def _load(target: str):
         try:
             obj = getattr(obj, part)
         except AttributeError:
-            raise SystemExit(f"sampcert _serve: {where} defines no {qualname} (at the point "
-                             "where it called sampcert.certify, if it did)") from None
+            raise SystemExit(
+                f"sampcert _serve: {where} defines no {qualname} where its loading stopped (a "
+                "file that calls sampcert.certify at its top level is loaded up to its first "
+                "such call: put several calls under `if __name__ == \"__main__\":`)") from None
     return obj
 
 
@@ -59,8 +61,9 @@ def main() -> None:
     parser.add_argument("--arrays", default="numpy", choices=("numpy", "torch"))
     parser.add_argument("target")
     args = parser.parse_args()
-    for p in reversed(args.path):
-        sys.path.insert(0, p)
+    # The caller's own sys.path entries first, in its order (its script folder, pytest's
+    # rootdir, PYTHONPATH): the sampler and what it imports resolve as they did there.
+    sys.path[:0] = [p for p in args.path if p not in sys.path]
 
     from sampcert import protocol
     obj = _load(args.target)
@@ -70,8 +73,13 @@ def main() -> None:
         probabilities_fn = getattr(instance, "probabilities", None)
         create_fn = getattr(instance, "create", None)
     else:
+        instance = obj
         sample_fn, probabilities_fn, create_fn = obj, None, None
-    info = protocol.Info(**json.loads(args.info)) if args.info else getattr(obj, "info", None)
+    info = (protocol.Info(**json.loads(args.info)) if args.info
+            else getattr(instance, "info", None))
+    if info is not None and not isinstance(info, protocol.Info):
+        raise SystemExit(f"sampcert _serve: {args.target}'s info is a {type(info).__name__}, "
+                         "not a sampcert.protocol.Info")
     if info is None:
         info = protocol.Info(name=args.target.rpartition(":")[2])
     protocol.serve(sample_fn, info=info, probabilities_fn=probabilities_fn, create_fn=create_fn,
@@ -79,6 +87,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    # sys.path[0] is this file's folder (the package itself); the package's parent replaces it.
-    sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    # sys.path[0] is this file's folder, the package itself: it must not shadow anything. The
+    # package's parent goes last, for a source tree where sampcert is not installed.
+    del sys.path[0]
+    sys.path.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     main()

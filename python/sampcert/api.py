@@ -7,6 +7,7 @@ function or class) is served through the process protocol: the --sampler argumen
 """
 
 import dataclasses
+import importlib.util
 import json
 import os
 import shlex
@@ -102,27 +103,42 @@ def _is_info(value) -> bool:
     return isinstance(value, protocol.Info)
 
 
-def _import_root(module) -> Optional[str]:
-    """The sys.path entry from which `module` imports under its own name, or None."""
-    name, file = getattr(module, "__name__", None), getattr(module, "__file__", None)
+def _own_paths() -> List[str]:
+    """This process's sys.path entries that the sampler's process (this interpreter, this
+    environment) would not have by itself: the script's folder, pytest's rootdir and
+    `pythonpath` entries, conftest additions. Asked of the interpreter itself, in order."""
+    probe = subprocess.run([sys.executable, "-c", "import json, sys; print(json.dumps(sys.path))"],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    default = set()
+    if probe.returncode == 0:
+        default = {os.path.realpath(p) for p in json.loads(probe.stdout) if p}
+    out: List[str] = []
+    for entry in sys.path:
+        real = os.path.realpath(entry or os.getcwd())
+        if real not in default and real not in out and os.path.isdir(real):
+            out.append(real)
+    return out
+
+
+def _module_name(module) -> Optional[str]:
+    """The name under which the sampler's process can import `module` itself (with this
+    process's sys.path): its __name__, or for `python -m pkg.mod` its spec's name; None when
+    that name finds another file or nothing (then the file is run by its path)."""
+    name = getattr(module, "__name__", None)
+    if name == "__main__":
+        spec = getattr(module, "__spec__", None)
+        name = getattr(spec, "name", None)
+    file = getattr(module, "__file__", None)
     if not name or not file or name == "__main__":
         return None
-    path = Path(file).resolve()
-    parts = name.split(".")
-    if path.name == "__init__.py":
-        path = path.parent
-    else:
-        path = path.with_suffix("")
-    if list(path.parts[-len(parts):]) != parts:
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
         return None
-    root = Path(*path.parts[:-len(parts)])
-    for entry in sys.path:
-        try:
-            if Path(entry or ".").resolve() == root:
-                return str(root)
-        except OSError:
-            continue
-    return None
+    origin = getattr(spec, "origin", None)
+    if not origin or os.path.realpath(origin) != os.path.realpath(file):
+        return None
+    return name
 
 
 def _python_target(sampler) -> Tuple[str, List[str]]:
@@ -144,13 +160,15 @@ def _python_target(sampler) -> Tuple[str, List[str]]:
     if module is None or not file:
         raise TypeError(
             f"sampcert.certify: {qualname} is defined in {module_name}, which has no file (an "
-            "interactive session or python -c); the sampler's process imports it, so define it "
-            "in a file")
-    root = _import_root(module)
-    if root is not None:
-        return f"{module_name}:{qualname}", [root]
-    path = str(Path(file).resolve())
-    return f"{path}:{qualname}", [str(Path(path).parent)]
+            "interactive session, python -c or runpy); the sampler's process imports it, so "
+            "define it in a file")
+    paths = _own_paths()
+    name = _module_name(module)
+    if name is not None:
+        return f"{name}:{qualname}", paths
+    path = os.path.realpath(file)
+    folder = os.path.dirname(path)
+    return f"{path}:{qualname}", [folder] + [p for p in paths if p != folder]
 
 
 def sampler_command(sampler, info=None, dtypes: Optional[Sequence[str]] = None,
@@ -179,8 +197,9 @@ def sampler_command(sampler, info=None, dtypes: Optional[Sequence[str]] = None,
     argv = [sys.executable, str(_PACKAGE_DIR / "_serve.py")]
     for p in paths:
         argv += ["--path", p]
-    if info is not None or dtypes is not None or getattr(sampler, "info", None) is None:
-        # The sampler's own `info` attribute needs no --info: the child reads it.
+    if info is not None or dtypes is not None:
+        # Otherwise the sampler's process declares it: its `info` (the function's or class's
+        # attribute, or one its instance sets), else f32 only under its name.
         argv += ["--info", json.dumps(_python_info(sampler, info, dtypes), sort_keys=True,
                                       separators=(",", ":"))]
     if arrays != "numpy":
@@ -211,13 +230,15 @@ class Failure:
 
 @dataclasses.dataclass
 class RootCause:
-    """The failures of one property with one status, across input families and dtypes, with
-    the lead failure's message, minimal input and one-line reproduction."""
+    """One root cause as report.json's verdict.root_causes gives it (the tool groups the
+    failures no expectation pins by property, status and message class: the message's first
+    clause with numbers written #), with its lead failure's message, input and reproduction."""
     property: str
     status: str
-    families: List[str]
-    dtypes: List[str]
+    message_class: str
     count: int
+    dtypes: List[str]
+    families: List[str]
     message: str
     minimal_input: str
     reproduction: str
@@ -226,8 +247,8 @@ class RootCause:
     def summary(self) -> str:
         families = ", ".join(self.families[:4]) + (
             f" and {len(self.families) - 4} more" if len(self.families) > 4 else "")
-        lines = [f"{self.property} {self.status}: {self.count} result"
-                 f"{'s' if self.count != 1 else ''} ({'/'.join(self.dtypes)}; {families})",
+        lines = [f"{self.property} {self.status} x{self.count} ({'/'.join(self.dtypes)}; "
+                 f"{families}): {self.message_class}",
                  f"    {_clip(self.message, 300)}"]
         if self.minimal_input:
             lines.append(f"    input: {_clip(self.minimal_input, 300)}")
@@ -288,24 +309,23 @@ class Report:
 
     @property
     def root_causes(self) -> List[RootCause]:
-        """The failures grouped by (property, status): one defect usually fails one property on
-        many inputs and dtypes. The one shown is the first with a concrete input (dtype order
-        f32, f16, bf16)."""
-        groups: Dict[Tuple[str, str], List[Failure]] = {}
-        for f in self.failures:
-            groups.setdefault((f.property, f.status), []).append(f)
+        """report.json's verdict.root_causes, in its order (most severe status first, then the
+        largest group)."""
         out = []
-        for (prop, status), fs in groups.items():
-            fs.sort(key=lambda f: DTYPES.index(f.dtype) if f.dtype in DTYPES else len(DTYPES))
-            lead = next((f for f in fs if f.minimal_input or f.input), fs[0])
-            out.append(RootCause(property=prop, status=status,
-                                 families=sorted({f.family for f in fs}),
-                                 dtypes=[d for d in DTYPES if any(f.dtype == d for f in fs)],
-                                 count=len(fs), message=lead.message,
-                                 minimal_input=lead.minimal_input or lead.input,
-                                 reproduction=lead.reproduction, row_file=lead.row_file))
-        out.sort(key=lambda c: (FAILING.index(c.status), c.property))
+        for c in self.data["verdict"].get("root_causes", []):
+            lead = c["lead"]
+            out.append(RootCause(
+                property=c["property"], status=c["status"], message_class=c["message_class"],
+                count=int(c["count"]), dtypes=list(c["dtypes"]), families=list(c["families"]),
+                message=lead["message"], minimal_input=lead["minimal_input"],
+                reproduction=lead["reproduction"],
+                row_file=(self.directory / lead["row_file"]) if lead["row_file"] else None))
         return out
+
+    @property
+    def not_reached(self) -> int:
+        """Failing results not reached because an earlier check of their case failed."""
+        return int(self.data["verdict"].get("not_reached", 0))
 
     def describe(self, limit: int = 20) -> str:
         """The verdict, each root cause with its input and reproduction, and the report files."""
@@ -313,8 +333,10 @@ class Report:
         lines = [f"{name}: {self.text}"]
         causes = self.root_causes
         if causes:
+            reached = (f"; {self.not_reached} of them not reached because an earlier check "
+                       "failed" if self.not_reached else "")
             lines.append(f"{len(causes)} root cause{'s' if len(causes) != 1 else ''} "
-                         f"({len(self.failures)} failing results):")
+                         f"({len(self.failures)} failing results{reached}):")
             lines += ["  " + c.summary() for c in causes[:limit]]
             if len(causes) > limit:
                 lines.append(f"  ... and {len(causes) - limit} more (see the report)")
@@ -336,9 +358,11 @@ class Report:
 
     def assert_matches_expectations(self) -> "Report":
         """Raises AssertionError unless the run matched its expectations file (what `--expect`
-        gates in CI: exit 0, no new failure, no known failure that now passes)."""
+        gates in CI: exit 0, no new failure, no known failure that now passes); a partial run
+        (one dtype, shard or filter) passes when its part has no new failure (exit 0)."""
         __tracebackhide__ = True
-        if self.verdict not in ("Conformant", "MatchesExpectations") or self.exit_code != 0:
+        if (self.verdict not in ("Conformant", "MatchesExpectations", "Partial")
+                or self.exit_code != 0):
             raise AssertionError(self.describe())
         return self
 
@@ -405,15 +429,31 @@ def certify(sampler, profile: str = "quick", dtypes: Optional[Sequence[str]] = N
         argv += ["--max-draws", str(max_draws)]
     if item_timeout is not None:
         argv += ["--item-timeout", str(item_timeout)]
+    # A report left in `out` by an earlier run must never answer for this one.
+    Path(out, "report.json").unlink(missing_ok=True)
     if echo:
-        proc = subprocess.run(argv, stdout=None, stderr=subprocess.STDOUT, text=True)
-        output = ""
+        # The output goes to this process's stdout as it comes, and is kept too.
+        lines = []
+        with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              errors="replace") as proc:
+            for line in proc.stdout:
+                sys.stdout.write(line)
+                lines.append(line)
+        output = "".join(lines)
     else:
         proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                               errors="replace")
         output = proc.stdout
-    if proc.returncode in _NO_REPORT:
-        raise CertifyError(f"sampcert run exited {proc.returncode} "
-                           f"({_NO_REPORT[proc.returncode]}), no report:\n"
-                           f"{output[-4000:]}", proc.returncode, output)
-    return Report(out, output)
+    code = proc.returncode
+    if code in _NO_REPORT:
+        raise CertifyError(f"sampcert run exited {code} ({_NO_REPORT[code]}), no report:\n"
+                           f"{output[-4000:]}", code, output)
+    if not Path(out, "report.json").exists():
+        raise CertifyError(f"sampcert run exited {code} and wrote no report:\n{output[-4000:]}",
+                           code, output)
+    report = Report(out, output)
+    if report.exit_code != code:
+        raise CertifyError(f"sampcert run exited {code}, but its report says {report.exit_code} "
+                           f"({report.text}): not this run's report\n{output[-4000:]}", code,
+                           output)
+    return report

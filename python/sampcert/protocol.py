@@ -274,7 +274,10 @@ def _as_numpy(out) -> np.ndarray:
     """A sampler's result as numpy: a torch tensor through .detach().cpu().numpy() (no copy for
     a CPU tensor), anything else (numpy, lists, JAX arrays) through np.asarray."""
     if hasattr(out, "detach") and hasattr(out, "cpu"):
-        out = out.detach().cpu().numpy()
+        out = out.detach().cpu()
+        if str(out.dtype) == "torch.bfloat16":  # numpy has no bfloat16: exact in float32
+            out = out.float()
+        out = out.numpy()
     return np.asarray(out)
 
 

@@ -5,14 +5,17 @@
 
 The fixture's certify() is sampcert.certify with the profile from `--sampcert-profile`
 (default quick) and the seed from `--sampcert-seed` (default 1), and its report folder kept
-per test: `--sampcert-reports DIR` puts it in DIR/<test id>, else it is under the test's
+per test: `--sampcert-reports DIR` puts it in DIR/<test id>-<hash of the id> (emptied first),
+else it is under the test's
 tmp_path (pytest keeps the last three sessions' tmp_path folders). A failing assert_conformant()
 fails the test with the verdict, each root cause with its input and one-line reproduction, and
 the report's path; each report folder is also recorded as the test's `sampcert_report` property
 (pytest's JUnit XML carries it).
 """
 
+import hashlib
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -67,7 +70,13 @@ def sampcert(request, tmp_path):
     """Certify samplers from a test: `sampcert.certify(fn).assert_conformant()`."""
     root = request.config.getoption("--sampcert-reports")
     if root:
-        base = Path(root).resolve() / re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.nodeid)
+        # A readable prefix of the test id and a hash of all of it: distinct ids never share a
+        # folder ("[a/b]" and "[a b]"), and a long parametrized id stays a valid file name.
+        nodeid = request.node.nodeid
+        readable = re.sub(r"[^A-Za-z0-9_.-]+", "_", nodeid)[-80:].lstrip("._-")
+        digest = hashlib.sha256(nodeid.encode("utf-8", "surrogateescape")).hexdigest()[:10]
+        base = Path(root).resolve() / f"{readable}-{digest}"
+        shutil.rmtree(base, ignore_errors=True)  # this test's reports of an earlier session
     else:
         base = tmp_path / "sampcert"
     return SampcertFixture(request, base)

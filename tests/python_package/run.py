@@ -124,6 +124,7 @@ def venv_python(work, code, expect=0, cwd=None):
 
 API_CHECKS = r'''
 import json, os, subprocess, sys, textwrap
+import numpy as np
 from pathlib import Path
 import sampcert
 from sampcert import protocol as sp
@@ -149,7 +150,8 @@ samplers = work / "samplers"; samplers.mkdir(exist_ok=True)
         return np.array([[int(np.argmax(r.logits))] * draws for r in batch.rows])
 
     class Configured:
-        info = sp.Info(name="configured", capabilities=["f32", "probabilities"])
+        def __init__(self):  # an info the instance sets: the sampler's process reads it
+            self.info = sp.Info(name="configured", capabilities=["f32", "probabilities"])
         def create(self, config):
             if config != "ok":
                 raise sp.SamplerError(sp.INVALID_ARGUMENT, f"config {config!r}")
@@ -175,14 +177,14 @@ c = causes["DIST-1"]
 assert c.reproduction.startswith("sampcert run --sampler 'exec:"), c.reproduction
 assert "user_samplers:argmax" in c.reproduction and sys.executable in c.reproduction
 assert c.row_file is not None and c.row_file.exists(), c.row_file
-assert sum(x.count for x in r.root_causes) == len(r.failures) > 0
+assert sum(x.count for x in r.root_causes) + r.not_reached == len(r.failures) > 0
 try:
     r.assert_conformant()
     raise SystemExit("assert_conformant passed a NotConformant report")
 except AssertionError as e:
     text = str(e)
 assert text.startswith("argmax: NOT CONFORMANT"), text[:200]
-assert "DIST-1 Fail" in text and "reproduce: sampcert run" in text, text
+assert "DIST-1 Fail x" in text and "reproduce: sampcert run" in text, text
 assert str(r.files["html"]) in text
 # The reproduction line reruns the same failure from a shell, outside Python.
 proc = subprocess.run(c.reproduction + f" --out {work / 'rerun'}", shell=True,
@@ -198,8 +200,9 @@ assert {f.dtype for f in r.failures} == {"f32", "bf16"}, {f.dtype for f in r.fai
 # A class: instantiated once in the sampler's process, create() gets config.
 r = sampcert.certify(user_samplers.Configured, config="ok", out=work / "configured")
 assert r.sampler["config"] == "ok", r.sampler
-assert r.sampler["name"] == "configured"
-assert not any(f.property == "DIST-2" and "no probabilities_fn" in f.message for f in r.failures)
+assert r.sampler["name"] == "configured" and "probabilities" in r.sampler["capabilities"]
+assert not any("probabilities_fn" in f.message for f in r.failures), r.describe()
+assert any(x["property"] == "PROB-1" and x["status"] == "Pass" for x in r.data["results"])
 try:
     sampcert.certify(user_samplers.Configured, config="bad", out=work / "bad_config")
     raise SystemExit("a failing create() produced a report")
@@ -226,9 +229,67 @@ out = subprocess.run([sys.executable, str(samplers / "script.py"), str(work / "s
 assert "verdict NotConformant" in out, out
 assert marker.read_text() == "ran to the end\n", marker.read_text()  # once: not in the child
 
+# A package module run with -m, importing its sibling relatively: served by module name.
+pkg = samplers / "mypkg"; pkg.mkdir(exist_ok=True)
+(pkg / "__init__.py").write_text("")
+(pkg / "helpers.py").write_text("import numpy as np\n"
+    "def last(batch, draws):\n"
+    "    return np.full((len(batch.rows), draws), batch.vocab - 1, np.int64)\n")
+(pkg / "script.py").write_text(textwrap.dedent("""
+    import sys
+    import sampcert
+    from .helpers import last
+
+    def last_token(batch, seed, first_draw, draws):
+        return last(batch, draws)
+
+    if __name__ == "__main__":
+        print("verdict", sampcert.certify(last_token, out=sys.argv[1]).verdict)
+"""))
+out = subprocess.run([sys.executable, "-m", "mypkg.script", str(work / "pkg")], cwd=samplers,
+                     capture_output=True, text=True)
+assert out.returncode == 0 and "verdict NotConformant" in out.stdout, (out.stdout, out.stderr)
+pkg_report = json.loads((work / "pkg" / "report.json").read_text())
+assert "mypkg.script:last_token" in pkg_report["sampler"]["exec"], pkg_report["sampler"]
+
+# Two top-level certify calls: the second sampler is past the point where loading stops.
+(samplers / "two.py").write_text(textwrap.dedent("""
+    import sys
+    import numpy as np
+    import sampcert
+
+    def a(batch, seed, first_draw, draws):
+        return np.zeros((len(batch.rows), draws), np.int64)
+    sampcert.certify(a, out=sys.argv[1] + "/a")
+
+    def b(batch, seed, first_draw, draws):
+        return np.zeros((len(batch.rows), draws), np.int64)
+    sampcert.certify(b, out=sys.argv[1] + "/b")
+"""))
+out = subprocess.run([sys.executable, str(samplers / "two.py"), str(work / "two")],
+                     capture_output=True, text=True)
+assert out.returncode != 0 and "CertifyError" in out.stderr, (out.returncode, out.stderr[-2000:])
+assert "if __name__" in out.stderr, out.stderr[-2000:]
+
 # Built-ins, plug-in paths, one dtype, an expectations file.
 r = sampcert.certify("stable_cpu", dtypes="f16", out=work / "stable_cpu_f16")
 assert r.verdict == "Partial" and r.exit_code == 0 and not r.failures, r
+r.assert_matches_expectations()  # a clean part passes what --expect gates
+
+# A report left in the folder never answers for a run that wrote none (a tool killed by a
+# signal here), and it is removed first.
+fake = work / "killed_sampcert"
+fake.write_text("#!/bin/sh\nkill -9 $$\n")
+fake.chmod(0o755)
+os.environ["SAMPCERT_EXECUTABLE"] = str(fake)
+try:
+    sampcert.certify("stable_cpu", dtypes="f16", out=work / "stable_cpu_f16")
+    raise SystemExit("a stale report answered for a killed run")
+except sampcert.CertifyError as e:
+    assert "wrote no report" in str(e), str(e)
+finally:
+    del os.environ["SAMPCERT_EXECUTABLE"]
+assert not (work / "stable_cpu_f16" / "report.json").exists()
 r = sampcert.certify(plugin, out=work / "flawed", expect=expectations)
 assert r.verdict == "MatchesExpectations" and r.exit_code == 0, (r.verdict, r.text)
 assert r.known_failures and not r.failures, r
@@ -245,6 +306,8 @@ try:
     import torch
 except ImportError:
     torch = None
+    if os.environ.get("CI") == "true":
+        raise SystemExit("CI=true: no torch for " + sys.executable + " (python3-torch)")
 if torch is not None:
     (samplers / "torch_samplers.py").write_text(textwrap.dedent("""
         import numpy as np
@@ -285,6 +348,9 @@ if torch is not None:
     import torch_samplers
     r = sampcert.certify(torch_samplers.softmax_draw, arrays="torch", out=work / "torch")
     assert r.verdict == "Conformant", r.describe()
+    # A tensor numpy has no type for comes back exactly (bfloat16 through float32).
+    back = sp._as_numpy(torch.tensor([1.5, -0.0], dtype=torch.bfloat16))
+    assert back.dtype == np.float32 and back.tolist() == [1.5, -0.0], back
     print("arrays=torch: Conformant on f32, f16 and bf16 with torch", torch.__version__)
 else:
     print("arrays=torch: not checked (no torch for", sys.executable, ")")
@@ -351,8 +417,8 @@ def step_pytest(args):
     failure = cases_by_name["test_top_p_drops_the_crossing_token"].find("failure")
     check(failure is not None, "the planted top-p bug's test did not fail")
     message = (failure.get("message") or "") + (failure.text or "")
-    for words in ("AssertionError: numpy_example: NOT CONFORMANT", "SUPP-2 Fail",
-                  "must be kept", "reproduce: sampcert run --sampler 'exec:",
+    for words in ("AssertionError: numpy_example: NOT CONFORMANT", "SUPP-2 Fail x",
+                  "token # must be kept", "reproduce: sampcert run --sampler 'exec:",
                   "test_user_samplers:TopPBugSampler", "--profile quick"):
         check(words in message, f"the failure message lacks {words!r}:\n{message[:3000]}")
     check("site-packages/sampcert/api.py" not in message,

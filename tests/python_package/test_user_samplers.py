@@ -1,4 +1,4 @@
-"""What a sampler project's pytest file looks like (run by tests/python_package/run_pytest.py,
+"""What a sampler project's pytest file looks like (run by `tests/python_package/run.py pytest`,
 which expects test_correct_sampler to pass and test_top_p_drops_the_crossing_token to fail).
 
 The correct sampler is adapters/python/examples/numpy_sampler.py (f32 / f16 / bf16, masks, top-k
