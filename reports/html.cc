@@ -53,29 +53,67 @@ std::string Num(double v, const char* fmt_spec = "{:.3g}") {
   return fmt::format(fmt::runtime(fmt_spec), v);
 }
 
-// Observed against expected counts per cell: paired bars, cells sorted as given.
+// Observed against expected counts per cell, cells in the test's order: paired bars on a log
+// scale (counts below 0.1 drawn at 0.1: an observed 0 shows as no bar above the axis), with
+// both axes, tick labels at each power of ten and every few cells, titles and a legend.
 std::string CountsChart(const TestResult& r) {
   if (r.observed.empty() || r.observed.size() != r.expected.size()) return "";
   const std::size_t n = std::min<std::size_t>(r.observed.size(), 80);
   double top = 1;
   for (std::size_t i = 0; i < n; ++i) top = std::max({top, r.observed[i], r.expected[i]});
-  const double w = 640, h = 160, bw = w / static_cast<double>(n);
-  std::string bars;
+  constexpr double kFloor = -1;  // log10 of the axis' bottom, 0.1
+  const double ceiling = std::max(1.0, std::ceil(std::log10(top)));
+  const double left = 56, right = 12, above = 10, below = 40, plot_w = 640, plot_h = 170;
+  const double w = left + plot_w + right, h = above + plot_h + below;
+  const double bw = plot_w / static_cast<double>(n);
+  auto y_of = [&](double count) {
+    const double l = std::clamp(std::log10(std::max(count, 0.1)), kFloor, ceiling);
+    return above + plot_h * (1 - (l - kFloor) / (ceiling - kFloor));
+  };
+  const double base = above + plot_h;
+  std::string svg;
+  for (int e = static_cast<int>(kFloor); e <= static_cast<int>(ceiling); ++e) {
+    const double y = y_of(std::pow(10.0, e));
+    svg += fmt::format(
+        "<line class=\"grid\" x1=\"{0}\" x2=\"{1}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\"/><text "
+        "class=\"lbl\" x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>",
+        left, left + plot_w, y, left - 4, y + 3,
+        e < 0 ? "0.1" : fmt::format("{:.0f}", std::pow(10.0, e)));
+  }
   for (std::size_t i = 0; i < n; ++i) {
-    const double eo = h * r.observed[i] / top, ee = h * r.expected[i] / top;
-    const double x = static_cast<double>(i) * bw;
-    bars += fmt::format(
+    const double x = left + static_cast<double>(i) * bw;
+    const double ye = y_of(r.expected[i]), yo = y_of(r.observed[i]);
+    svg += fmt::format(
         "<rect class=\"exp\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\"><title>"
         "cell {}: expected {:.1f}</title></rect><rect class=\"obs\" x=\"{:.1f}\" y=\"{:.1f}\" "
         "width=\"{:.1f}\" height=\"{:.1f}\"><title>cell {}: observed {:.0f}</title></rect>",
-        x, h - ee, bw * 0.45, ee, i, r.expected[i], x + bw * 0.5, h - eo, bw * 0.45, eo, i,
+        x, ye, bw * 0.45, base - ye, i, r.expected[i], x + bw * 0.5, yo, bw * 0.45, base - yo, i,
         r.observed[i]);
+    const std::size_t every = n <= 16 ? 1 : (n + 15) / 16;
+    if (i % every == 0) {
+      svg += fmt::format(
+          "<text class=\"lbl\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}"
+          "</text>",
+          x + bw / 2, base + 13, i);
+    }
   }
+  svg += fmt::format(
+      "<line class=\"axis\" x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\"/><line class=\"axis\" "
+      "x1=\"{0}\" x2=\"{3}\" y1=\"{2}\" y2=\"{2}\"/>"
+      "<text class=\"lbl\" x=\"{4}\" y=\"{5}\" text-anchor=\"middle\">cell, in the test's "
+      "order</text><text class=\"lbl\" transform=\"translate(12 {6}) rotate(-90)\" "
+      "text-anchor=\"middle\">draws (log scale)</text>"
+      "<rect class=\"obs\" x=\"{7}\" y=\"{8}\" width=\"10\" height=\"8\"/><text class=\"lbl\" "
+      "x=\"{9}\" y=\"{10}\">observed</text><rect class=\"exp\" x=\"{11}\" y=\"{8}\" width=\"10\" "
+      "height=\"8\"/><text class=\"lbl\" x=\"{12}\" y=\"{10}\">expected</text>",
+      left, above, base, left + plot_w, left + plot_w / 2, h - 6, above + plot_h / 2,
+      left + plot_w - 150, h - 14, left + plot_w - 136, h - 7, left + plot_w - 70,
+      left + plot_w - 56);
   return fmt::format(
-      "<figure><svg class=\"chart\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"observed "
-      "against expected counts\">{}</svg><figcaption>Observed (dark) against expected (light) "
-      "counts per cell{}.</figcaption></figure>",
-      w, h, bars,
+      "<figure><svg class=\"chart counts\" viewBox=\"0 0 {} {}\" role=\"img\" "
+      "aria-label=\"observed against expected draws per cell\">{}</svg><figcaption>Observed "
+      "against expected draws per cell, log scale{}.</figcaption></figure>",
+      w, h, svg,
       r.observed.size() > n ? fmt::format(", first {} of {} cells", n, r.observed.size()) : "");
 }
 
@@ -313,6 +351,7 @@ details{margin:.4em 0;border:1px solid #eee;padding:.3em .6em}summary{cursor:poi
 svg.chart{width:100%;height:auto;background:#fcfcfc;border:1px solid #eee}
 .obs{fill:#3366aa}.exp{fill:#b8c8e6}.bar{fill:#4a8f5a}.bar.bad{fill:#c44}.dot{fill:#3366aa}
 .dot.bad{fill:#c44}.req{stroke:#c44;stroke-dasharray:4 3}.lbl{font-size:10px;fill:#444}
+.axis{stroke:#444}.grid{stroke:#e4e4e4}
 #only-failures:checked ~ table tr.ok{display:none}
 ol.causes>li{margin:.6em 0}ol.causes p{margin:.2em 0}.st{padding:0 .4em;border-radius:3px}
 .st.fail{background:#fbdcdc}.st.inconclusive{background:#ece3fb}

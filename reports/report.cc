@@ -499,6 +499,9 @@ std::string RootCausesText(const std::vector<TestResult>& results) {
                        results::StatusName(g.status), g.results.size(), FewOf(g.dtypes, 3),
                        FewOf(g.families, 3), S(g.message_class));
     if (!g.input.empty()) out += fmt::format("     input: {}\n", S(g.input));
+    if (!g.row_file.empty()) {
+      out += fmt::format("     whole input: {} (beside report.json)\n", S(g.row_file));
+    }
     if (!g.reproduction.empty()) out += fmt::format("     reproduce: {}\n", S(g.reproduction));
   }
   if (causes.size() > kShown) {

@@ -49,6 +49,9 @@ grep -qF 'class="verdict bad">NOT CONFORMANT' <<<"$dom" ||
   { echo "FAIL: naive's report does not open with its root causes and their reproductions"; status=1; }
 grep -qE '<details id="run"><summary>' <<<"$dom" ||
   { echo "FAIL: the run details are not collapsed below the root causes"; status=1; }
+grep -qF '<svg class="chart counts"' <<<"$dom" && grep -qF 'draws (log scale)</text>' <<<"$dom" &&
+  grep -qF "cell, in the test's order</text>" <<<"$dom" ||
+  { echo "FAIL: naive's distribution failures have no counts chart with labelled axes"; status=1; }
 causes=$(grep -o '<li><p><strong>' <<<"$dom" | wc -l)
 [ "$causes" -ge 3 ] ||
   { echo "FAIL: naive's report lists $causes root causes (its defects give at least 3)"; status=1; }
