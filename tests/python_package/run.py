@@ -2,10 +2,11 @@
 """The Python package's tests (ctest label python). One driver, four steps:
 
   setup   `pip install SOURCE_DIR` into a fresh venv (over /usr/bin/python3's numpy and pytest,
-          --system-site-packages), exactly as README's "From Python" says, with two additions
-          that keep it offline and incremental: scikit-build-core comes from WHEELHOUSE
-          (.ci/install-deps downloads it there, hash-pinned) and the CMake build folder is
-          WORK/cmake-build. Then `pip wheel` from the same build folder, and the wheel's name
+          --system-site-packages), as README's "From Python" says, with additions that keep it
+          offline and cheap: scikit-build-core comes from WHEELHOUSE (.ci/install-deps
+          downloads it there, hash-pinned), the CMake build folder is WORK/cmake-build, and
+          with --tool the package takes the tool this build made and tested
+          (SAMPCERT_PREBUILT_TOOL) instead of compiling it a second time. Then `pip wheel` from the same build folder, and the wheel's name
           and contents are checked. The other steps use this venv (ctest fixture python_venv).
   api     sampcert.certify on every kind of sampler (a Python function, a class, a script that
           calls certify at its top level, a built-in, a plug-in path, an expectations file),
@@ -92,6 +93,15 @@ def step_setup(args):
                # The CUDA sampler is built and tested by the dev build; the package test
                # leaves it out (nvcc would add minutes for code this test does not reach).
                "--config-settings=cmake.define.SAMPCERT_ENABLE_CUDA=OFF"]
+    if args.tool:
+        # The tool this build tested, stripped, instead of a second compile of the same sources
+        # (a cold one took 4 to 11 minutes on CI's two cores). A plain `pip install .` compiles.
+        tool = work / "sampcert-stripped"
+        shutil.copyfile(args.tool, tool)
+        tool.chmod(0o755)
+        if shutil.which("strip"):
+            run(["strip", tool])
+        offline.append(f"--config-settings=cmake.define.SAMPCERT_PREBUILT_TOOL={tool}")
     run(pip + ["install"] + offline + [args.source], env=venv_env(work))
     run(pip + ["wheel", "--no-deps", "-w", work / "dist"] + offline + [args.source],
         env=venv_env(work))
@@ -477,6 +487,8 @@ def main():
     parser.add_argument("--wheelhouse", default="/opt/sampcert-python/wheelhouse")
     parser.add_argument("--plugin", default="")
     parser.add_argument("--expectations", default="")
+    parser.add_argument("--tool", default="",
+                        help="setup: package this built sampcert instead of compiling one")
     args = parser.parse_args()
     Path(args.work).mkdir(parents=True, exist_ok=True)
     if args.step != "setup" and not (Path(args.work) / "venv" / "bin" / "sampcert").exists():
