@@ -105,7 +105,7 @@ json ReportToJson(const Report& report) {
   }
   json causes = json::array();
   for (const RootCause& g : RootCauses(report.results)) {
-    const TestResult& lead = report.results[g.lead];
+    const TestResult& lead = report.results[g.results.front()];
     json dtypes = json::array(), families = json::array();
     for (const std::string& d : g.dtypes) dtypes.push_back(results::SanitizeUtf8(d));
     for (const std::string& f : g.families) families.push_back(results::SanitizeUtf8(f));

@@ -92,7 +92,6 @@ std::vector<RootCause> RootCauses(const std::vector<TestResult>& results) {
       g.property = r.property;
       g.status = r.status;
       g.message_class = cls;
-      g.lead = i;
       if (r.failure) {
         g.message = r.failure->message;
         g.input = r.failure->minimal_input.empty() ? r.failure->input : r.failure->minimal_input;

@@ -23,9 +23,8 @@ struct RootCause {
   std::vector<std::size_t> results;   // indices into the results, in their (canonical) order
   std::vector<std::string> dtypes;    // f32, f16, bf16 order, each once
   std::vector<std::string> families;  // sorted, each once
-  std::size_t lead = 0;               // the result shown: the first of `results`
-  // Its failure record's message, input (shrunk where shrinking ran), reproduction and row
-  // file; the note alone for a result without a record.
+  // The result shown, the first of `results`: its failure record's message, input (shrunk
+  // where shrinking ran), reproduction and row file; its note alone where it has no record.
   std::string message, input, reproduction, row_file;
 };
 

@@ -58,7 +58,7 @@ TEST(RootCausesTest, OneDefectAcrossRowsAndDtypesIsOneCause) {
   EXPECT_EQ(causes[0].results, (std::vector<std::size_t>{0, 1, 3}));
   EXPECT_EQ(causes[0].dtypes, (std::vector<std::string>{"f32", "bf16"}));
   EXPECT_EQ(causes[0].families, (std::vector<std::string>{"flat_V64", "zipf_V9"}));
-  EXPECT_EQ(causes[0].lead, 0u);
+  EXPECT_EQ(causes[0].input, "flat_V64 input");  // the lead is the group's first result
   // Two ways of getting invalid input wrong are two causes, ordered by property then class.
   EXPECT_EQ(causes[1].message_class, "returned error NumericalFailure");
   EXPECT_EQ(causes[2].message_class, "returned token # for invalid input");
