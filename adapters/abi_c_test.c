@@ -25,7 +25,8 @@ int main(void) {
   batch.num_rows = 1;
   batch.rows = &row;
   if (sizeof(sampcert_row) != 56 || sizeof(sampcert_batch) != 40 ||
-      sizeof(sampcert_sampler_api) != 56 || sizeof(sampcert_error) != 1048 ||
+      sizeof(sampcert_sampler_api) != 64 || sizeof(sampcert_chain) != 56 ||
+      sizeof(sampcert_chain_batch) != 48 || sizeof(sampcert_error) != 1048 ||
       sizeof(sampcert_sampler_info) != 96) {
     fprintf(stderr, "unexpected ABI struct sizes\n");
     return 1;

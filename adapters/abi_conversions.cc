@@ -4,6 +4,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <span>
+#include <string>
+
+#include "sampcert/reference_verify.h"
 
 namespace sampcert::adapters {
 
@@ -74,6 +78,67 @@ Error CheckBatchShape(const sampcert_batch* batch, uint32_t capabilities) {
       Error e{ErrorCode::kUnsupported, fmt::format("row {}: masks are not declared", r),
               static_cast<int64_t>(r)};
       return e;
+    }
+  }
+  return Error{};
+}
+
+Error CheckChainBatch(const sampcert_chain_batch* batch, uint32_t capabilities) {
+  auto bad = [](std::string what, int64_t chain = -1) {
+    return Error{ErrorCode::kInvalidArgument, std::move(what), chain};
+  };
+  if (batch == nullptr) return bad("chain batch is null");
+  if (batch->struct_size < SAMPCERT_CHAIN_BATCH_STRUCT_SIZE) {
+    return bad(fmt::format("chain batch struct_size {} is smaller than {}", batch->struct_size,
+                           SAMPCERT_CHAIN_BATCH_STRUCT_SIZE));
+  }
+  if (batch->dtype < 0 || batch->dtype > 2) {
+    return bad(fmt::format("unknown dtype code {}", batch->dtype));
+  }
+  if ((capabilities & (1u << batch->dtype)) == 0) {
+    return Error{ErrorCode::kUnsupported, fmt::format("dtype {} is not declared",
+                                                      DTypeName(static_cast<DType>(batch->dtype)))};
+  }
+  if (batch->vocab == 0) return Error{ErrorCode::kEmptyVocab, "vocabulary size is 0"};
+  if (batch->num_chains == 0 || batch->chains == nullptr) return bad("chain batch has no chains");
+  const std::size_t v = batch->vocab;
+  for (uint64_t c = 0; c < batch->num_chains; ++c) {
+    const sampcert_chain& ch = batch->chains[c];
+    const auto ci = static_cast<int64_t>(c);
+    if (ch.struct_size < SAMPCERT_CHAIN_STRUCT_SIZE) {
+      return bad(fmt::format("chain {}: struct_size {} is smaller than {}", c, ch.struct_size,
+                             SAMPCERT_CHAIN_STRUCT_SIZE),
+                 ci);
+    }
+    if (ch.num_drafts == 0) return bad(fmt::format("chain {}: no drafted tokens (k = 0)", c), ci);
+    if (ch.num_drafts > batch->max_drafts) {
+      return bad(fmt::format("chain {}: k = {} drafted tokens, more than max_drafts = {}", c,
+                             ch.num_drafts, batch->max_drafts),
+                 ci);
+    }
+    if (ch.target_rows == nullptr || ch.draft_probs == nullptr || ch.draft_tokens == nullptr) {
+      return bad(fmt::format("chain {}: a null target_rows, draft_probs or draft_tokens", c), ci);
+    }
+    for (uint64_t j = 0; j <= ch.num_drafts; ++j) {
+      const sampcert_row& r = ch.target_rows[j];
+      if (r.struct_size < SAMPCERT_ROW_STRUCT_SIZE) {
+        return bad(fmt::format("chain {}, target row {}: struct_size {} is smaller than {}", c,
+                               j + 1, r.struct_size, SAMPCERT_ROW_STRUCT_SIZE),
+                   ci);
+      }
+      if (r.mask != nullptr && (capabilities & SAMPCERT_CAP_MASK) == 0) {
+        return Error{ErrorCode::kUnsupported,
+                     fmt::format("chain {}, target row {}: masks are not declared", c, j + 1), ci};
+      }
+    }
+    for (uint64_t j = 0; j < ch.num_drafts; ++j) {
+      const std::string what = fmt::format("chain {}, draft {}", c, j + 1);
+      Error e = ValidateDraft(std::span<const double>(ch.draft_probs + j * v, v),
+                              ch.draft_tokens[j], what.c_str());
+      if (e.code != ErrorCode::kOk) {
+        e.row = ci;
+        return e;
+      }
     }
   }
   return Error{};

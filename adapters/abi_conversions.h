@@ -29,6 +29,12 @@ Error FromAbiError(int32_t status, const sampcert_error& error);
 // kUnsupported error.
 Error CheckBatchShape(const sampcert_batch* batch, uint32_t capabilities);
 
+// The same for a verify() call (ABI MINOR 2), and the drafts' validity (VER-INV-1): k >= 1 and
+// at most max_drafts, every pointer set, every draft row a distribution with its drafted token
+// in its support. Errors name the chain in `row`; a draft that is no distribution is
+// kInvalidDraft. The target rows' own validity is the sampling semantics' (SPEC section 5).
+Error CheckChainBatch(const sampcert_chain_batch* batch, uint32_t capabilities);
+
 }  // namespace sampcert::adapters
 
 #endif  // SAMPCERT_ADAPTERS_ABI_CONVERSIONS_H_

@@ -75,7 +75,8 @@ const sampcert_sampler_api kApi = {sizeof(sampcert_sampler_api),
                                    Create,
                                    Destroy,
                                    nullptr,
-                                   Sample};
+                                   Sample,
+                                   nullptr};
 
 struct Call {
   std::vector<std::string> violations;

@@ -81,7 +81,8 @@ const sampcert_sampler_api kApi = {SAMPCERT_SAMPLER_API_STRUCT_SIZE,
                                    Create,
                                    Destroy,
                                    nullptr,
-                                   Sample};
+                                   Sample,
+                                   nullptr};
 
 void Reset() {
   g_info_size = SAMPCERT_SAMPLER_INFO_STRUCT_SIZE;

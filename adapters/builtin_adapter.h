@@ -10,6 +10,8 @@
 //                uint64_t draws_per_row, int64_t* out);
 // and is default-constructible (one instance per handle). Optionally
 //   static Error CheckAvailable();  // create fails with its error (e.g. no device)
+//   Error Verify(const sampcert_chain_batch&, uint64_t seed, int64_t* accepted,
+//                int64_t* tokens);  // with SAMPCERT_CAP_VERIFY (ABI MINOR 2)
 #ifndef SAMPCERT_ADAPTERS_BUILTIN_ADAPTER_H_
 #define SAMPCERT_ADAPTERS_BUILTIN_ADAPTER_H_
 
@@ -92,6 +94,24 @@ struct BuiltinApi {
     });
   }
 
+  static int32_t Verify(sampcert_sampler* sampler, const sampcert_chain_batch* batch,
+                        uint64_t seed, int64_t* accepted, int64_t* tokens,
+                        sampcert_error* error) {
+    return Guarded(error, [&] {
+      if (Error e = CheckChainBatch(batch, Impl::kCapabilities); e.code != ErrorCode::kOk) {
+        return e;
+      }
+      if (sampler == nullptr || accepted == nullptr || tokens == nullptr) {
+        return Error{ErrorCode::kInvalidArgument, "sampler or output buffer is null"};
+      }
+      if constexpr (requires(Impl& s) { s.Verify(*batch, seed, accepted, tokens); }) {
+        return reinterpret_cast<Impl*>(sampler)->Verify(*batch, seed, accepted, tokens);
+      } else {
+        return Error{ErrorCode::kUnsupported, "verify is not implemented"};
+      }
+    });
+  }
+
   static const sampcert_sampler_api* Table() {
     static const sampcert_sampler_api api = {
         SAMPCERT_SAMPLER_API_STRUCT_SIZE,
@@ -102,6 +122,7 @@ struct BuiltinApi {
         &Destroy,
         (Impl::kCapabilities & SAMPCERT_CAP_PROBABILITIES) ? &Probabilities : nullptr,
         &Sample,
+        (Impl::kCapabilities & SAMPCERT_CAP_VERIFY) ? &Verify : nullptr,
     };
     return &api;
   }

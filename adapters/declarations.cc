@@ -125,6 +125,7 @@ constexpr Capability kCapabilities[] = {
     {SAMPCERT_CAP_TEMPERATURE_ZERO, "temperature-0", "temperature 0"},
     {SAMPCERT_CAP_PROBABILITIES, "probabilities", "probabilities"},
     {SAMPCERT_CAP_BATCH, "batch", "batch"},
+    {SAMPCERT_CAP_VERIFY, "verify", "verify"},
 };
 
 // ---- Helpers of the codecs ----

@@ -503,7 +503,8 @@ struct SlotTable {
                                                 &Create,
                                                 &Destroy,
                                                 &Probabilities,
-                                                &Sample};
+                                                &Sample,
+                                                nullptr};
 };
 
 template <int... I>

@@ -48,7 +48,7 @@ Expected<LoadedPlugin> LoadPlugin(const std::string& path) {
     return fail(ErrorCode::kInvalidArgument,
                 fmt::format("{} returned status {} and no table", SAMPCERT_ENTRY_POINT, status));
   }
-  if (api->struct_size < SAMPCERT_SAMPLER_API_STRUCT_SIZE || api->get_info == nullptr ||
+  if (api->struct_size < SAMPCERT_SAMPLER_API_MINOR0_STRUCT_SIZE || api->get_info == nullptr ||
       api->create == nullptr || api->destroy == nullptr || api->sample == nullptr) {
     return fail(ErrorCode::kInvalidArgument,
                 "malformed function table (too small, or get_info/create/destroy/sample missing)");

@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <optional>
 
 #include "adapters/abi_conversions.h"
@@ -191,6 +194,15 @@ Expected<std::unique_ptr<Sampler>> Sampler::Open(const sampcert_sampler_api* api
     return Error{ErrorCode::kInvalidArgument,
                  fmt::format("sampler '{}' declares invalid policies: {}", s->info_.name, why)};
   }
+  // ABI MINOR 2: a verify capability needs the verify entry (a MINOR 0 or 1 table ends before it).
+  if (s->info_.Has(SAMPCERT_CAP_VERIFY) &&
+      (api->abi_minor < 2 || api->struct_size < SAMPCERT_SAMPLER_API_STRUCT_SIZE ||
+       api->verify == nullptr)) {
+    return Error{ErrorCode::kInvalidArgument,
+                 fmt::format("sampler '{}' declares verify, but its function table (ABI {}.{}, "
+                             "{} bytes) has no verify entry",
+                             s->info_.name, api->abi_major, api->abi_minor, api->struct_size)};
+  }
   err = FreshError();
   {
     Traced t("create()");
@@ -325,6 +337,157 @@ Expected<std::vector<int64_t>> Sampler::SampleCall(const Batch& batch, uint64_t 
   if (g_trace != nullptr) g_trace->draws += n;
   std::vector<int64_t> out(n);
   if (n > 0) std::memcpy(out.data(), call.out.data(), n * sizeof(int64_t));
+  return out;
+}
+
+namespace {
+
+// ABI-1 for verify(): every distinct logits, mask and draft buffer is copied between canaries
+// once (trials share them), the chain and row structs and the drafted tokens are copied, and
+// the outputs are fresh guarded buffers; Check() compares them all after the call.
+class GuardedVerify {
+ public:
+  GuardedVerify(const ChainBatch& batch, std::size_t max_drafts)
+      : accepted_(nullptr, batch.chains.size() * sizeof(int64_t), /*output=*/true),
+        tokens_(nullptr, batch.chains.size() * (max_drafts + 1) * sizeof(int64_t),
+                /*output=*/true) {
+    const std::size_t v = batch.vocab;
+    std::size_t rows = 0, drafts = 0;
+    for (const Chain& c : batch.chains) {
+      rows += c.targets.size();
+      drafts += c.drafts.size();
+    }
+    rows_.reserve(rows);
+    drafts_.reserve(drafts);
+    for (const Chain& c : batch.chains) {
+      chain_rows_.push_back(rows_.size());
+      chain_drafts_.push_back(drafts_.size());
+      for (const RowView& r : c.targets) {
+        sampcert_row a{};
+        a.struct_size = SAMPCERT_ROW_STRUCT_SIZE;
+        a.logits = Copy(r.logits, v * DTypeBytes(batch.dtype));
+        a.mask = static_cast<const uint8_t*>(Copy(r.mask, v));
+        a.temperature = r.temperature;
+        a.top_p = r.top_p;
+        a.min_p = r.min_p;
+        a.top_k = r.top_k;
+        a.row_id = r.row_id;
+        rows_.push_back(a);
+      }
+      drafts_.insert(drafts_.end(), c.drafts.begin(), c.drafts.end());
+    }
+    for (std::size_t i = 0; i < batch.chains.size(); ++i) {
+      const Chain& c = batch.chains[i];
+      sampcert_chain a{};
+      a.struct_size = SAMPCERT_CHAIN_STRUCT_SIZE;
+      a.num_drafts = c.drafts.size();
+      a.target_rows = rows_.data() + chain_rows_[i];
+      a.draft_probs = static_cast<const double*>(Copy(c.draft_probs, c.drafts.size() * v * 8));
+      a.draft_tokens = drafts_.data() + chain_drafts_[i];
+      a.row_id = c.row_id;
+      a.draw = c.draw;
+      chains_.push_back(a);
+    }
+    rows_copy_ = rows_;
+    drafts_copy_ = drafts_;
+    chains_copy_ = chains_;
+    header_ = sampcert_chain_batch{SAMPCERT_CHAIN_BATCH_STRUCT_SIZE,
+                                   static_cast<int32_t>(batch.dtype),
+                                   0,
+                                   batch.vocab,
+                                   chains_.size(),
+                                   max_drafts,
+                                   chains_.data()};
+    header_copy_.emplace(&header_, sizeof header_);
+  }
+  const sampcert_chain_batch* Header() const {
+    return static_cast<const sampcert_chain_batch*>(header_copy_->data());
+  }
+  int64_t* accepted() const { return static_cast<int64_t*>(accepted_.data()); }
+  int64_t* tokens() const { return static_cast<int64_t*>(tokens_.data()); }
+
+  std::vector<std::string> Check() const {
+    std::vector<std::string> v;
+    auto add = [&](const char* what) { v.push_back(fmt::format("verify() {}", what)); };
+    if (!accepted_.BeforeIntact() || !accepted_.After() || !tokens_.BeforeIntact() ||
+        !tokens_.After()) {
+      add("wrote outside its output buffers");
+    }
+    for (const auto& [source, copy] : copies_) {
+      if (!copy->BeforeIntact() || !copy->After()) add("wrote next to an input buffer");
+      if (!copy->SameAs(source)) add("wrote into a logits, mask or draft buffer (a const input)");
+    }
+    if (std::memcmp(rows_.data(), rows_copy_.data(), rows_.size() * sizeof(sampcert_row)) != 0) {
+      add("wrote into the target row structs (const inputs)");
+    }
+    if (drafts_ != drafts_copy_) add("wrote into the drafted tokens (a const input)");
+    if (std::memcmp(chains_.data(), chains_copy_.data(), chains_.size() * sizeof(sampcert_chain)) !=
+        0) {
+      add("wrote into the chain structs (const inputs)");
+    }
+    if (!header_copy_->SameAs(&header_)) add("wrote into the chain batch struct (a const input)");
+    return v;
+  }
+
+ private:
+  const void* Copy(const void* source, std::size_t bytes) {
+    if (source == nullptr) return nullptr;
+    auto it = index_.find(source);
+    if (it != index_.end()) return copies_[it->second].second->data();
+    index_.emplace(source, copies_.size());
+    copies_.emplace_back(source, std::make_unique<Guarded>(source, bytes));
+    return copies_.back().second->data();
+  }
+  Guarded accepted_, tokens_;
+  std::map<const void*, std::size_t> index_;
+  std::vector<std::pair<const void*, std::unique_ptr<Guarded>>> copies_;
+  std::vector<sampcert_row> rows_, rows_copy_;
+  std::vector<int64_t> drafts_, drafts_copy_;
+  std::vector<sampcert_chain> chains_, chains_copy_;
+  std::vector<std::size_t> chain_rows_, chain_drafts_;
+  sampcert_chain_batch header_{};
+  std::optional<Guarded> header_copy_;
+};
+
+}  // namespace
+
+Expected<Verified> Sampler::Verify(const ChainBatch& batch, uint64_t seed) {
+  if (api_->struct_size < SAMPCERT_SAMPLER_API_STRUCT_SIZE || api_->verify == nullptr ||
+      !info_.Has(SAMPCERT_CAP_VERIFY)) {
+    return Error{ErrorCode::kUnsupported,
+                 fmt::format("sampler '{}' does not declare verify", info_.name)};
+  }
+  std::size_t max_drafts = 0;
+  for (const Chain& c : batch.chains) max_drafts = std::max(max_drafts, c.drafts.size());
+  GuardedVerify call(batch, max_drafts);
+  sampcert_error err = FreshError();
+  int32_t st;
+  {
+    Traced t("verify()");
+    st = api_->verify(handle_, call.Header(), seed, call.accepted(), call.tokens(), &err);
+  }
+  ++abi_checked_calls_;
+  for (std::string& v : call.Check()) Violation(std::move(v));
+  last_error_problem_.clear();
+  if (st != SAMPCERT_STATUS_OK) {
+    last_error_problem_ = ErrorReportProblem(st, err, 0);
+    return FromAbiError(st, err);
+  }
+  Verified out;
+  const std::size_t stride = max_drafts + 1;
+  for (std::size_t c = 0; c < batch.chains.size(); ++c) {
+    const int64_t n = call.accepted()[c];
+    const auto k = static_cast<int64_t>(batch.chains[c].drafts.size());
+    if (n < 0 || n > k) {
+      return Error{ErrorCode::kInternal,
+                   fmt::format("verify() says chain {} accepted {} of its {} drafted tokens", c,
+                               n, k)};
+    }
+    out.accepted.push_back(n);
+    const int64_t* t = call.tokens() + c * stride;
+    out.tokens.emplace_back(t, t + n + 1);
+  }
+  if (g_trace != nullptr) g_trace->draws += batch.chains.size();
   return out;
 }
 

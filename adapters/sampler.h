@@ -26,6 +26,26 @@ struct Batch {
   std::vector<RowView> rows;
 };
 
+// One speculative-decoding chain (SPEC section 15): k drafted tokens against k + 1 target rows.
+// The buffers (logits, masks, draft probabilities) are the caller's; chains may share them.
+struct Chain {
+  std::vector<RowView> targets;         // k + 1, the batch's dtype and vocab
+  const double* draft_probs = nullptr;  // k x vocab, row-major
+  std::vector<int64_t> drafts;          // k
+  uint64_t row_id = 0;
+  uint64_t draw = 0;
+};
+struct ChainBatch {
+  DType dtype = DType::kF32;
+  std::size_t vocab = 0;
+  std::vector<Chain> chains;
+};
+// What verify() returned: per chain the accepted count and its emitted tokens (accepted + 1).
+struct Verified {
+  std::vector<int64_t> accepted;
+  std::vector<std::vector<int64_t>> tokens;
+};
+
 // Where a worker is, for the runner's post-mortem of a worker that died or ran out of time: the
 // ABI call in progress ("" between calls) and the tokens sample() returned so far. The runner
 // points it at memory it shares with the worker's parent; nullptr (the default): not traced.
@@ -56,6 +76,11 @@ class Sampler {
   // Row-major num_rows x draws_per_row tokens for draws first_draw, first_draw + 1, ...
   Expected<std::vector<int64_t>> Sample(const Batch& batch, uint64_t seed, uint64_t first_draw,
                                         uint64_t draws_per_row);
+
+  // Verifies every chain (SPEC section 15); kUnsupported without the verify capability. The
+  // output is checked for shape only (an accepted count in [0, k]); what it means is the
+  // properties' business.
+  Expected<Verified> Verify(const ChainBatch& batch, uint64_t seed);
 
   // ABI-1 (SPEC section 10): every call gets its own copies of the logits, masks and row
   // structs, and an output buffer, each between canary words; after the call the copies are

@@ -26,6 +26,7 @@ std::string_view ErrorCodeName(ErrorCode code) {
     case ErrorCode::kUnsupported: return "Unsupported";
     case ErrorCode::kVersionMismatch: return "VersionMismatch";
     case ErrorCode::kOutOfMemory: return "OutOfMemory";
+    case ErrorCode::kInvalidDraft: return "InvalidDraft";
   }
   return "Unknown";
 }

@@ -488,7 +488,7 @@ SampleOutcome SampleOutcomeOf(const Worker& w, const WorkerEnd& e, const std::st
     if (j.contains("error")) {
       const int code = j.at("error").at("code").get<int>();
       if (code < static_cast<int>(ErrorCode::kInvalidTemperature) ||
-          code > static_cast<int>(ErrorCode::kOutOfMemory)) {
+          code > static_cast<int>(ErrorCode::kInvalidDraft)) {
         throw std::runtime_error("error code");
       }
       out = broken(Status::kFail, j.at("error").at("message").get<std::string>());

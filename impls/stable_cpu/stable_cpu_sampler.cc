@@ -1,5 +1,7 @@
 #include "impls/stable_cpu/stable_cpu_sampler.h"
 
+#include <fmt/format.h>
+
 #include <Eigen/Core>
 #include <algorithm>
 #include <bit>
@@ -207,6 +209,100 @@ Error StableCpuSampler::Sample(const sampcert_batch& batch, uint64_t seed, uint6
     for (uint64_t j = 0; j < draws_per_row; ++j) {
       out[r * draws_per_row + j] = TokenFor(CanonicalUniform(seed, row_id, first_draw + j));
     }
+  }
+  return Error{};
+}
+
+namespace {
+
+// The canonical inverse CDF over double weights w (DRAW-3's rule, in double): the smallest x
+// with u * total < C_x among positive weights; the last positive weight when rounding leaves
+// the target at the end; -1 when every weight is 0.
+int64_t InverseCdf(const double* w, std::size_t v, double u) {
+  double total = 0;
+  int64_t last = -1;
+  for (std::size_t x = 0; x < v; ++x) {
+    total += w[x];
+    if (w[x] > 0) last = static_cast<int64_t>(x);
+  }
+  const double target = u * total;
+  double c = 0;
+  for (std::size_t x = 0; x < v; ++x) {
+    c += w[x];
+    if (target < c && w[x] > 0) return static_cast<int64_t>(x);
+  }
+  return last;
+}
+
+}  // namespace
+
+Error StableCpuSampler::Verify(const sampcert_chain_batch& batch, uint64_t seed, int64_t* accepted,
+                               int64_t* tokens) {
+  const std::size_t v = static_cast<std::size_t>(batch.vocab);
+  const std::size_t stride = static_cast<std::size_t>(batch.max_drafts) + 1;
+  // Every target row's distribution first, so that invalid input anywhere fails the call before
+  // any token is drawn. Trials of one chain share their rows' buffers and parameters.
+  using Key = std::tuple<const void*, const uint8_t*, uint32_t, uint32_t, uint32_t, int64_t>;
+  std::map<Key, std::vector<double>> memo;
+  std::vector<std::vector<const std::vector<double>*>> p(batch.num_chains);
+  for (std::size_t c = 0; c < batch.num_chains; ++c) {
+    const sampcert_chain& ch = batch.chains[c];
+    if (ch.num_drafts > kMaxDrafts) {
+      return Error{ErrorCode::kUnsupported,
+                   fmt::format("chain {}: stable_cpu verifies at most {} drafted tokens, not {}", c,
+                               kMaxDrafts, ch.num_drafts),
+                   static_cast<int64_t>(c)};
+    }
+    for (std::size_t j = 0; j <= ch.num_drafts; ++j) {
+      const sampcert_row& row = ch.target_rows[j];
+      const Key key{row.logits,
+                    row.mask,
+                    std::bit_cast<uint32_t>(row.temperature),
+                    std::bit_cast<uint32_t>(row.top_p),
+                    std::bit_cast<uint32_t>(row.min_p),
+                    row.top_k};
+      auto it = memo.find(key);
+      if (it == memo.end()) {
+        const sampcert_batch one{SAMPCERT_BATCH_STRUCT_SIZE, batch.dtype, 0, batch.vocab, 1, &row};
+        std::vector<double> probs(v);
+        if (Error e = Probabilities(one, probs.data()); e.code != ErrorCode::kOk) {
+          e.message = fmt::format("chain {}, target row {}: {}", c, j + 1, e.message);
+          e.row = static_cast<int64_t>(c);
+          return e;
+        }
+        it = memo.emplace(key, std::move(probs)).first;
+      }
+      p[c].push_back(&it->second);
+    }
+  }
+  std::vector<double> residual(v);
+  for (std::size_t c = 0; c < batch.num_chains; ++c) {
+    const sampcert_chain& ch = batch.chains[c];
+    const std::size_t k = static_cast<std::size_t>(ch.num_drafts);
+    int64_t* out = tokens + c * stride;
+    auto uniform = [&](std::size_t slot) {
+      return CanonicalUniform(seed, ch.row_id, 64 * ch.draw + slot);
+    };
+    std::size_t n = 0;
+    for (; n < k; ++n) {
+      const std::vector<double>& pj = *p[c][n];
+      const double* q = ch.draft_probs + n * v;
+      const auto d = static_cast<std::size_t>(ch.draft_tokens[n]);
+      // Accept with probability min(1, p / q): u < p / q, as u * q < p (q > 0, no division).
+      if (uniform(2 * n) * q[d] < pj[d]) {
+        out[n] = ch.draft_tokens[n];
+        continue;
+      }
+      // The residual (p - q)+, exact in double; where rounding left it empty (p and q equal to
+      // the last bit everywhere), the target itself.
+      for (std::size_t x = 0; x < v; ++x) residual[x] = pj[x] > q[x] ? pj[x] - q[x] : 0.0;
+      int64_t t = InverseCdf(residual.data(), v, uniform(2 * n + 1));
+      if (t < 0) t = InverseCdf(pj.data(), v, uniform(2 * n + 1));
+      out[n] = t;
+      break;
+    }
+    if (n == k) out[k] = InverseCdf(p[c][k]->data(), v, uniform(2 * k + 1));
+    accepted[c] = static_cast<int64_t>(n);
   }
   return Error{};
 }

@@ -13,6 +13,8 @@
 #define SAMPCERT_IMPLS_STABLE_CPU_STABLE_CPU_SAMPLER_H_
 
 #include <cstdint>
+#include <map>
+#include <tuple>
 #include <vector>
 
 #include "sampcert/error.h"
@@ -26,7 +28,7 @@ class StableCpuSampler {
   static constexpr uint32_t kCapabilities =
       SAMPCERT_CAP_F32 | SAMPCERT_CAP_F16 | SAMPCERT_CAP_BF16 | SAMPCERT_CAP_MASK |
       SAMPCERT_CAP_TOP_K | SAMPCERT_CAP_TOP_P | SAMPCERT_CAP_MIN_P | SAMPCERT_CAP_TEMPERATURE_ZERO |
-      SAMPCERT_CAP_PROBABILITIES | SAMPCERT_CAP_BATCH;
+      SAMPCERT_CAP_PROBABILITIES | SAMPCERT_CAP_BATCH | SAMPCERT_CAP_VERIFY;
   static constexpr std::size_t kBlock = 256;  // elements per block sum
   static void Describe(sampcert_sampler_info* info);
   static Policies DeclaredPolicies();
@@ -34,6 +36,14 @@ class StableCpuSampler {
   Error Probabilities(const sampcert_batch& batch, double* out);
   Error Sample(const sampcert_batch& batch, uint64_t seed, uint64_t first_draw,
                uint64_t draws_per_row, int64_t* out);
+  // Speculative-decoding verification (SPEC section 15) with the exact residual: each target
+  // row's distribution is this sampler's own (Probabilities), computed once per distinct row
+  // in the call; acceptance, residual and bonus draws are canonical uniforms at (seed, row id,
+  // 64 x draw + slot), slot 2j - 2 for position j's acceptance and 2j - 1 for its residual or
+  // bonus draw, so at most kMaxDrafts drafted tokens per chain.
+  static constexpr uint64_t kMaxDrafts = 31;
+  Error Verify(const sampcert_chain_batch& batch, uint64_t seed, int64_t* accepted,
+               int64_t* tokens);
 
  private:
   // Computes the kept weights of row r into w_ (0 for every token not drawn), their block sums

@@ -28,6 +28,7 @@ enum class ErrorCode : int32_t {
   kUnsupported = 11,       // a capability the sampler did not declare
   kVersionMismatch = 12,   // plug-in built for another ABI MAJOR
   kOutOfMemory = 13,
+  kInvalidDraft = 14,  // a verify call's draft is no distribution (SPEC VER-INV-1)
 };
 
 std::string_view ErrorCodeName(ErrorCode code);

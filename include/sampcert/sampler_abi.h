@@ -41,7 +41,10 @@ extern "C" {
 #define SAMPCERT_ABI_VERSION_MAJOR 1u
 /* MINOR 1 appended to sampcert_sampler_info: per-step tie rules (top_k_tie_rule, top_p_tie_rule),
  * draw_mode (sequential-only samplers) and draw_cost_ns_per_token; added SAMPCERT_GREEDY_ANY. */
-#define SAMPCERT_ABI_VERSION_MINOR 1u
+/* MINOR 2 appended sampcert_sampler_api.verify (speculative-decoding verification, SPEC section
+ * 15) with SAMPCERT_CAP_VERIFY, the structs sampcert_chain and sampcert_chain_batch, and
+ * SAMPCERT_STATUS_INVALID_DRAFT. */
+#define SAMPCERT_ABI_VERSION_MINOR 2u
 
 #if defined(_WIN32)
 #define SAMPCERT_EXPORT __declspec(dllexport)
@@ -64,6 +67,7 @@ extern "C" {
 #define SAMPCERT_STATUS_UNSUPPORTED 11        /* a capability the sampler did not declare */
 #define SAMPCERT_STATUS_VERSION_MISMATCH 12   /* host and plug-in MAJOR differ */
 #define SAMPCERT_STATUS_OUT_OF_MEMORY 13
+#define SAMPCERT_STATUS_INVALID_DRAFT 14 /* MINOR 2, VER-INV-1: a draft that is no distribution */
 
 /* ---- Dtypes (SPEC IN-1). Logits are bit patterns: uint32_t for F32, uint16_t otherwise. ---- */
 #define SAMPCERT_DTYPE_F32 0
@@ -81,6 +85,7 @@ extern "C" {
 #define SAMPCERT_CAP_TEMPERATURE_ZERO (1u << 7)
 #define SAMPCERT_CAP_PROBABILITIES (1u << 8) /* the probabilities call is implemented */
 #define SAMPCERT_CAP_BATCH (1u << 9)         /* accepts num_rows > 1 */
+#define SAMPCERT_CAP_VERIFY (1u << 10)       /* MINOR 2: the verify call is implemented */
 
 /* ---- Policies (SPEC section 4); values equal the C++ enums of sampcert/policies.h. ---- */
 #define SAMPCERT_GREEDY_UNIFORM 0
@@ -180,6 +185,35 @@ typedef struct sampcert_batch {
   const sampcert_row* rows;
 } sampcert_batch;
 
+/* MINOR 2: one speculative-decoding chain to verify (SPEC section 15). Filled by the caller.
+ * k = num_drafts drafted tokens d_1..d_k, each drawn from its draft distribution q_j, against the
+ * target rows of positions 1..k+1. */
+typedef struct sampcert_chain {
+  size_t struct_size;
+  uint64_t num_drafts; /* k >= 1 */
+  /* k + 1 rows of the batch's dtype and vocab, each with its own sampling parameters (applied
+   * exactly as sample() applies them); their row_id fields are not read. Owned by the caller. */
+  const sampcert_row* target_rows;
+  /* k x vocab probabilities, row-major: q_j(x) = draft_probs[(j - 1) * vocab + x], each row
+   * finite, >= 0 and summing to 1 within 1e-9. Owned by the caller, valid during the call. */
+  const double* draft_probs;
+  /* k token ids: d_j, with q_j(d_j) > 0. Owned by the caller, valid during the call. */
+  const int64_t* draft_tokens;
+  uint64_t row_id; /* with the call's seed and `draw`, keys the chain's randomness (VER-DET-1) */
+  uint64_t draw;   /* the chain's draw number: same (seed, row_id, draw, inputs), same result */
+} sampcert_chain;
+
+/* MINOR 2: chains sharing dtype and vocabulary size. Filled by the caller. */
+typedef struct sampcert_chain_batch {
+  size_t struct_size;
+  int32_t dtype; /* SAMPCERT_DTYPE_* */
+  int32_t reserved0;
+  uint64_t vocab;      /* V >= 1 */
+  uint64_t num_chains; /* >= 1 (more than 1 needs no SAMPCERT_CAP_BATCH) */
+  uint64_t max_drafts; /* >= every chain's num_drafts: the stride of out_tokens is max_drafts+1 */
+  const sampcert_chain* chains;
+} sampcert_chain_batch;
+
 /* An instance of a sampler; opaque, owned by the plug-in from create until destroy. */
 typedef struct sampcert_sampler sampcert_sampler;
 
@@ -212,6 +246,17 @@ typedef struct sampcert_sampler_api {
   int32_t (*sample)(sampcert_sampler* sampler, const sampcert_batch* batch, uint64_t seed,
                     uint64_t first_draw, uint64_t draws_per_row, int64_t* out,
                     sampcert_error* error);
+
+  /* ---- MINOR 2 (read only where struct_size covers it) ---- */
+  /* Optional (SAMPCERT_CAP_VERIFY; NULL otherwise): verifies every chain c of the batch.
+   * out_accepted[c] is the number of drafted tokens accepted, n in [0, k], and
+   * out_tokens[c * (max_drafts + 1) + j] for j = 0..n the emitted tokens: d_1..d_n, then the
+   * token of position n + 1 (drawn from the residual after a rejection, or the bonus token from
+   * the last target row when all k were accepted). Entries past n are not read. Both buffers
+   * are caller-owned. On error nothing in them is meaningful; invalid input anywhere fails the
+   * call, naming the chain in error->row. */
+  int32_t (*verify)(sampcert_sampler* sampler, const sampcert_chain_batch* batch, uint64_t seed,
+                    int64_t* out_accepted, int64_t* out_tokens, sampcert_error* error);
 } sampcert_sampler_api;
 
 /* The one exported entry point of a plug-in: negotiates the version and returns the table.
@@ -233,6 +278,10 @@ typedef int32_t (*sampcert_get_sampler_api_fn)(uint32_t host_major, uint32_t hos
 #define SAMPCERT_ROW_STRUCT_SIZE sizeof(sampcert_row)
 #define SAMPCERT_BATCH_STRUCT_SIZE sizeof(sampcert_batch)
 #define SAMPCERT_SAMPLER_API_STRUCT_SIZE sizeof(sampcert_sampler_api)
+/* The table of a MINOR 0 or 1 plug-in ends before verify. */
+#define SAMPCERT_SAMPLER_API_MINOR0_STRUCT_SIZE offsetof(sampcert_sampler_api, verify)
+#define SAMPCERT_CHAIN_STRUCT_SIZE sizeof(sampcert_chain)
+#define SAMPCERT_CHAIN_BATCH_STRUCT_SIZE sizeof(sampcert_chain_batch)
 
 /* ---- Layout pins (LP64: x86-64 and aarch64 Linux). A failure here means an ABI break. ---- */
 #if defined(__cplusplus)
@@ -268,7 +317,14 @@ SAMPCERT_STATIC_ASSERT(sizeof(sampcert_batch) == 40, "batch size");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_sampler_api, abi_major) == 8, "api layout");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_sampler_api, get_info) == 16, "api layout");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_sampler_api, sample) == 48, "api layout");
-SAMPCERT_STATIC_ASSERT(sizeof(sampcert_sampler_api) == 56, "api size");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_sampler_api, verify) == 56, "api layout");
+SAMPCERT_STATIC_ASSERT(sizeof(sampcert_sampler_api) == 64, "api size");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_chain, target_rows) == 16, "chain layout");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_chain, row_id) == 40, "chain layout");
+SAMPCERT_STATIC_ASSERT(sizeof(sampcert_chain) == 56, "chain size");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_chain_batch, vocab) == 16, "chain batch layout");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_chain_batch, chains) == 40, "chain batch layout");
+SAMPCERT_STATIC_ASSERT(sizeof(sampcert_chain_batch) == 48, "chain batch size");
 #endif
 
 #ifdef __cplusplus

@@ -330,6 +330,7 @@ static const sampcert_sampler_api kApi = {
     destroy,
     NULL /* no probabilities */,
     sample,
+    NULL /* no verify (ABI MINOR 2) */,
 };
 
 SAMPCERT_EXPORT int32_t sampcert_get_sampler_api(uint32_t host_major, uint32_t host_minor,

@@ -425,6 +425,7 @@ const sampcert_sampler_api kApi = {
     DestroyGuarded,
     Probabilities,
     Sample,
+    nullptr /* no verify */,
 };
 
 }  // namespace
