@@ -102,6 +102,8 @@ Error CheckChainBatch(const sampcert_chain_batch* batch, uint32_t capabilities) 
   if (batch->vocab == 0) return Error{ErrorCode::kEmptyVocab, "vocabulary size is 0"};
   if (batch->num_chains == 0 || batch->chains == nullptr) return bad("chain batch has no chains");
   const std::size_t v = batch->vocab;
+  // Trials share their draft rows: each distinct row is checked as a distribution once.
+  std::vector<const double*> checked_rows;
   for (uint64_t c = 0; c < batch->num_chains; ++c) {
     const sampcert_chain& ch = batch->chains[c];
     const auto ci = static_cast<int64_t>(c);
@@ -132,13 +134,21 @@ Error CheckChainBatch(const sampcert_chain_batch* batch, uint32_t capabilities) 
       }
     }
     for (uint64_t j = 0; j < ch.num_drafts; ++j) {
+      const double* row = ch.draft_probs + j * v;
+      const std::span<const double> q(row, v);
+      const int64_t d = ch.draft_tokens[j];
+      const bool row_known =
+          std::find(checked_rows.begin(), checked_rows.end(), row) != checked_rows.end();
+      const bool token_ok = d >= 0 && static_cast<uint64_t>(d) < v && row[d] > 0;
+      if (row_known && token_ok) continue;
       const std::string what = fmt::format("chain {}, draft {}", c, j + 1);
-      Error e = ValidateDraft(std::span<const double>(ch.draft_probs + j * v, v),
-                              ch.draft_tokens[j], what.c_str());
+      Error e = row_known ? ValidateDrafted(q, d, what.c_str())
+                          : ValidateDraft(q, d, what.c_str());
       if (e.code != ErrorCode::kOk) {
         e.row = ci;
         return e;
       }
+      if (checked_rows.size() < 64) checked_rows.push_back(row);
     }
   }
   return Error{};

@@ -354,15 +354,16 @@ class GuardedVerify {
     const std::size_t v = batch.vocab;
     std::size_t rows = 0, drafts = 0;
     for (const Chain& c : batch.chains) {
-      rows += c.targets.size();
-      drafts += c.drafts.size();
+      rows += c.num_drafts + 1;
+      drafts += c.num_drafts;
     }
     rows_.reserve(rows);
     drafts_.reserve(drafts);
     for (const Chain& c : batch.chains) {
       chain_rows_.push_back(rows_.size());
       chain_drafts_.push_back(drafts_.size());
-      for (const RowView& r : c.targets) {
+      for (std::size_t j = 0; j <= c.num_drafts; ++j) {
+        const RowView& r = c.targets[j];
         sampcert_row a{};
         a.struct_size = SAMPCERT_ROW_STRUCT_SIZE;
         a.logits = Copy(r.logits, v * DTypeBytes(batch.dtype));
@@ -374,15 +375,15 @@ class GuardedVerify {
         a.row_id = r.row_id;
         rows_.push_back(a);
       }
-      drafts_.insert(drafts_.end(), c.drafts.begin(), c.drafts.end());
+      drafts_.insert(drafts_.end(), c.drafts, c.drafts + c.num_drafts);
     }
     for (std::size_t i = 0; i < batch.chains.size(); ++i) {
       const Chain& c = batch.chains[i];
       sampcert_chain a{};
       a.struct_size = SAMPCERT_CHAIN_STRUCT_SIZE;
-      a.num_drafts = c.drafts.size();
+      a.num_drafts = c.num_drafts;
       a.target_rows = rows_.data() + chain_rows_[i];
-      a.draft_probs = static_cast<const double*>(Copy(c.draft_probs, c.drafts.size() * v * 8));
+      a.draft_probs = static_cast<const double*>(Copy(c.draft_probs, c.num_drafts * v * 8));
       a.draft_tokens = drafts_.data() + chain_drafts_[i];
       a.row_id = c.row_id;
       a.draw = c.draw;
@@ -458,7 +459,7 @@ Expected<Verified> Sampler::Verify(const ChainBatch& batch, uint64_t seed) {
                  fmt::format("sampler '{}' does not declare verify", info_.name)};
   }
   std::size_t max_drafts = 0;
-  for (const Chain& c : batch.chains) max_drafts = std::max(max_drafts, c.drafts.size());
+  for (const Chain& c : batch.chains) max_drafts = std::max(max_drafts, c.num_drafts);
   GuardedVerify call(batch, max_drafts);
   sampcert_error err = FreshError();
   int32_t st;
@@ -474,18 +475,18 @@ Expected<Verified> Sampler::Verify(const ChainBatch& batch, uint64_t seed) {
     return FromAbiError(st, err);
   }
   Verified out;
-  const std::size_t stride = max_drafts + 1;
-  for (std::size_t c = 0; c < batch.chains.size(); ++c) {
-    const int64_t n = call.accepted()[c];
-    const auto k = static_cast<int64_t>(batch.chains[c].drafts.size());
+  out.stride = max_drafts + 1;
+  const std::size_t chains = batch.chains.size();
+  out.accepted.assign(call.accepted(), call.accepted() + chains);
+  out.tokens.assign(call.tokens(), call.tokens() + chains * out.stride);
+  for (std::size_t c = 0; c < chains; ++c) {
+    const int64_t n = out.accepted[c];
+    const auto k = static_cast<int64_t>(batch.chains[c].num_drafts);
     if (n < 0 || n > k) {
       return Error{ErrorCode::kInternal,
                    fmt::format("verify() says chain {} accepted {} of its {} drafted tokens", c,
                                n, k)};
     }
-    out.accepted.push_back(n);
-    const int64_t* t = call.tokens() + c * stride;
-    out.tokens.emplace_back(t, t + n + 1);
   }
   if (g_trace != nullptr) g_trace->draws += batch.chains.size();
   return out;

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,11 +28,13 @@ struct Batch {
 };
 
 // One speculative-decoding chain (SPEC section 15): k drafted tokens against k + 1 target rows.
-// The buffers (logits, masks, draft probabilities) are the caller's; chains may share them.
+// A view: every buffer (the target rows, their logits and masks, the draft probabilities, the
+// drafted tokens) is the caller's, and chains may share them.
 struct Chain {
-  std::vector<RowView> targets;         // k + 1, the batch's dtype and vocab
+  const RowView* targets = nullptr;     // k + 1, the batch's dtype and vocab
+  std::size_t num_drafts = 0;           // k
   const double* draft_probs = nullptr;  // k x vocab, row-major
-  std::vector<int64_t> drafts;          // k
+  const int64_t* drafts = nullptr;      // k
   uint64_t row_id = 0;
   uint64_t draw = 0;
 };
@@ -40,10 +43,15 @@ struct ChainBatch {
   std::size_t vocab = 0;
   std::vector<Chain> chains;
 };
-// What verify() returned: per chain the accepted count and its emitted tokens (accepted + 1).
+// What verify() returned: per chain c the accepted count n and its emitted tokens
+// tokens[c * stride .. c * stride + n] (stride = the batch's largest k, plus 1).
 struct Verified {
   std::vector<int64_t> accepted;
-  std::vector<std::vector<int64_t>> tokens;
+  std::vector<int64_t> tokens;
+  std::size_t stride = 0;
+  std::span<const int64_t> Emitted(std::size_t c) const {
+    return {tokens.data() + c * stride, static_cast<std::size_t>(accepted[c] + 1)};
+  }
 };
 
 // Where a worker is, for the runner's post-mortem of a worker that died or ran out of time: the

@@ -34,6 +34,7 @@ enum class ItemKind : uint8_t {
   kTail,            // TAIL-1 on a planned tail row
   kPrecisionProbe,  // DIST-1 on the precision probe, planned for its own alternative
   kDeviation,       // DEV-1: a declared deviation, reported with its size
+  kVerify,          // VER-1..VER-5, VER-INV-1: a speculative-decoding verifier's planned chains
 };
 
 struct Profile;
@@ -138,6 +139,13 @@ std::vector<results::TestResult> RunDeviation(const ItemRun& run);
 ResultKeys DeviationKeys(const Plan& plan, const PlanItem& item, const adapters::SamplerInfo& info,
                          int64_t only_case);
 
+// Verify (verify.cc): the verifier's laws on the planned chains of a dtype (SPEC section 15).
+bool VerifyApplies(const adapters::SamplerInfo& info);
+void PlanVerify(const PlanContext& context, PlanItem* item);
+std::vector<results::TestResult> RunVerify(const ItemRun& run);
+ResultKeys VerifyKeys(const Plan& plan, const PlanItem& item, const adapters::SamplerInfo& info,
+                      int64_t only_case);
+
 // The keys of a planned-row item: its row's property and the row's name (conformance.cc).
 ResultKeys PlannedRowKeys(const Plan& plan, const PlanItem& item, const adapters::SamplerInfo& info,
                           int64_t only_case);
@@ -175,8 +183,17 @@ inline constexpr PropertyLine kDeviationProperties[] = {
     {"DEV-1", "a declared greedy threshold is reported as a Warning with its size"},
 };
 
-inline const std::array<Family, 5>& FamilyTable() {
-  static const std::array<Family, 5> table = {{
+inline constexpr PropertyLine kVerifyProperties[] = {
+    {"VER-1", "every emitted token in its target's support, the accepted ones the drafts"},
+    {"VER-2", "the token emitted at each reached position follows the target p_j"},
+    {"VER-3", "the accepted count follows the product of the acceptance rates"},
+    {"VER-4", "a token emitted after a rejection follows the residual (p_j - q_j)+"},
+    {"VER-5", "the same chain gives the same result alone, batched, reordered, twice"},
+    {"VER-INV-1", "an invalid chain returns the right error, naming the chain"},
+};
+
+inline const std::array<Family, 6>& FamilyTable() {
+  static const std::array<Family, 6> table = {{
       {ItemKind::kGeneratedRows, "deterministic", Placement::kPerDtype, true, false, "ALL",
        kGeneratedRowsProperties, nullptr, nullptr, GeneratedRowsApply, PlanGeneratedRows,
        RunGeneratedRows, GeneratedRowKeys},
@@ -201,6 +218,8 @@ inline const std::array<Family, 5>& FamilyTable() {
       {ItemKind::kDeviation, "deviation", Placement::kOncePerPlan, false, false, "deviation",
        kDeviationProperties, nullptr, nullptr, DeviationApplies, nullptr, RunDeviation,
        DeviationKeys},
+      {ItemKind::kVerify, "verify", Placement::kPerDtype, true, true, "VER-1", kVerifyProperties,
+       nullptr, nullptr, VerifyApplies, PlanVerify, RunVerify, VerifyKeys},
   }};
   return table;
 }

@@ -142,7 +142,10 @@ std::vector<PlanItem> PlanItems(const adapters::SamplerInfo& info,
   std::vector<PlanItem> items;
   for (const Family& f : FamilyTable()) {
     if (f.placement != Placement::kPerDtype || !f.applies(info)) continue;
-    for (DType d : dtypes) items.push_back(NewItem(f.kind, std::string(DTypeName(d)), ""));
+    // The generated rows are the dtype's unnamed item (selected by --dtype); every other
+    // per-dtype family's item is named after the family (selected by --item DTYPE/NAME).
+    const std::string name = f.kind == ItemKind::kGeneratedRows ? "" : std::string(f.name);
+    for (DType d : dtypes) items.push_back(NewItem(f.kind, std::string(DTypeName(d)), name));
   }
   for (DType d : dtypes) {
     for (const Family& f : FamilyTable()) {

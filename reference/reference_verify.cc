@@ -7,10 +7,16 @@
 
 namespace sampcert {
 
-Error ValidateDraft(std::span<const double> q, int64_t drafted, const char* what) {
-  const auto bad = [&](std::string why) {
-    return Error{ErrorCode::kInvalidDraft, fmt::format("{}: {}", what, why)};
-  };
+namespace {
+
+Error BadDraft(const char* what, const std::string& why) {
+  return Error{ErrorCode::kInvalidDraft, fmt::format("{}: {}", what, why)};
+}
+
+}  // namespace
+
+Error ValidateDraftRow(std::span<const double> q, const char* what) {
+  const auto bad = [&](const std::string& why) { return BadDraft(what, why); };
   double sum = 0;
   for (std::size_t x = 0; x < q.size(); ++x) {
     if (!std::isfinite(q[x]) || q[x] < 0) {
@@ -23,6 +29,11 @@ Error ValidateDraft(std::span<const double> q, int64_t drafted, const char* what
     return bad(fmt::format("draft probabilities sum to {:.17g}, not to 1 within {:.0e}", sum,
                            kDraftSumTolerance));
   }
+  return Error{};
+}
+
+Error ValidateDrafted(std::span<const double> q, int64_t drafted, const char* what) {
+  const auto bad = [&](const std::string& why) { return BadDraft(what, why); };
   if (drafted < 0 || static_cast<std::size_t>(drafted) >= q.size()) {
     return bad(fmt::format("drafted token {} is not in [0, {})", drafted, q.size()));
   }
@@ -31,6 +42,11 @@ Error ValidateDraft(std::span<const double> q, int64_t drafted, const char* what
                            drafted));
   }
   return Error{};
+}
+
+Error ValidateDraft(std::span<const double> q, int64_t drafted, const char* what) {
+  if (Error e = ValidateDraftRow(q, what); e.code != ErrorCode::kOk) return e;
+  return ValidateDrafted(q, drafted, what);
 }
 
 long double AcceptanceProbability(std::span<const long double> p, std::span<const double> q,

@@ -297,7 +297,8 @@ std::vector<PlanItem> ShardItems(const Plan& plan, const RunOptions& o) {
     if (!o.only_item.empty() && o.only_item != it.dtype + "/" + it.name) continue;
     // --case selects a generated case: only the per-dtype (generated-rows) items have them.
     if (o.only_case >= 0 &&
-        properties::FamilyOf(it.kind).placement != properties::Placement::kPerDtype) {
+        (properties::FamilyOf(it.kind).placement != properties::Placement::kPerDtype ||
+         !it.name.empty())) {
       continue;
     }
     out.push_back(it);

@@ -215,24 +215,29 @@ Error StableCpuSampler::Sample(const sampcert_batch& batch, uint64_t seed, uint6
 
 namespace {
 
-// The canonical inverse CDF over double weights w (DRAW-3's rule, in double): the smallest x
-// with u * total < C_x among positive weights; the last positive weight when rounding leaves
-// the target at the end; -1 when every weight is 0.
-int64_t InverseCdf(const double* w, std::size_t v, double u) {
-  double total = 0;
-  int64_t last = -1;
-  for (std::size_t x = 0; x < v; ++x) {
-    total += w[x];
-    if (w[x] > 0) last = static_cast<int64_t>(x);
+// The canonical inverse CDF (DRAW-3's rule, in double) over weights given by their running
+// sums C: the smallest x with u * C_last < C_x (a token of weight 0 never qualifies: its C_x
+// equals the one before); the last positive weight when rounding leaves the target at the end;
+// -1 when every weight is 0.
+struct Cdf {
+  std::vector<double> c;
+  int64_t last_positive = -1;
+  template <typename Weight>
+  Cdf(std::size_t v, Weight&& w) : c(v) {
+    double s = 0;
+    for (std::size_t x = 0; x < v; ++x) {
+      const double e = w(x);
+      c[x] = s += e;
+      if (e > 0) last_positive = static_cast<int64_t>(x);
+    }
   }
-  const double target = u * total;
-  double c = 0;
-  for (std::size_t x = 0; x < v; ++x) {
-    c += w[x];
-    if (target < c && w[x] > 0) return static_cast<int64_t>(x);
+  int64_t Token(double u) const {
+    if (last_positive < 0) return -1;
+    const double target = u * c.back();
+    const auto it = std::upper_bound(c.begin(), c.end(), target);
+    return it == c.end() ? last_positive : static_cast<int64_t>(it - c.begin());
   }
-  return last;
-}
+};
 
 }  // namespace
 
@@ -241,10 +246,17 @@ Error StableCpuSampler::Verify(const sampcert_chain_batch& batch, uint64_t seed,
   const std::size_t v = static_cast<std::size_t>(batch.vocab);
   const std::size_t stride = static_cast<std::size_t>(batch.max_drafts) + 1;
   // Every target row's distribution first, so that invalid input anywhere fails the call before
-  // any token is drawn. Trials of one chain share their rows' buffers and parameters.
+  // any token is drawn. Trials of one chain share their rows' buffers and parameters, so each
+  // distinct row (and each distinct target and draft pair's residual) is computed once.
+  struct Target {
+    std::vector<double> p;
+    Cdf cdf;
+  };
   using Key = std::tuple<const void*, const uint8_t*, uint32_t, uint32_t, uint32_t, int64_t>;
-  std::map<Key, std::vector<double>> memo;
-  std::vector<std::vector<const std::vector<double>*>> p(batch.num_chains);
+  std::map<Key, Target> memo;
+  std::map<std::pair<const Target*, const double*>, Cdf> residuals;
+  std::vector<std::vector<const Target*>> p(batch.num_chains);
+  std::vector<Key> last_keys;  // per position, the key of the previous chain's row there
   for (std::size_t c = 0; c < batch.num_chains; ++c) {
     const sampcert_chain& ch = batch.chains[c];
     if (ch.num_drafts > kMaxDrafts) {
@@ -261,6 +273,13 @@ Error StableCpuSampler::Verify(const sampcert_chain_batch& batch, uint64_t seed,
                     std::bit_cast<uint32_t>(row.top_p),
                     std::bit_cast<uint32_t>(row.min_p),
                     row.top_k};
+      // Consecutive trials of one chain repeat the rows of the chain before: look there first.
+      if (c > 0 && j < p[c - 1].size() && last_keys[j] == key) {
+        p[c].push_back(p[c - 1][j]);
+        continue;
+      }
+      if (last_keys.size() <= j) last_keys.resize(j + 1);
+      last_keys[j] = key;
       auto it = memo.find(key);
       if (it == memo.end()) {
         const sampcert_batch one{SAMPCERT_BATCH_STRUCT_SIZE, batch.dtype, 0, batch.vocab, 1, &row};
@@ -270,12 +289,12 @@ Error StableCpuSampler::Verify(const sampcert_chain_batch& batch, uint64_t seed,
           e.row = static_cast<int64_t>(c);
           return e;
         }
-        it = memo.emplace(key, std::move(probs)).first;
+        Cdf cdf(v, [&](std::size_t x) { return probs[x]; });
+        it = memo.emplace(key, Target{std::move(probs), std::move(cdf)}).first;
       }
       p[c].push_back(&it->second);
     }
   }
-  std::vector<double> residual(v);
   for (std::size_t c = 0; c < batch.num_chains; ++c) {
     const sampcert_chain& ch = batch.chains[c];
     const std::size_t k = static_cast<std::size_t>(ch.num_drafts);
@@ -285,23 +304,27 @@ Error StableCpuSampler::Verify(const sampcert_chain_batch& batch, uint64_t seed,
     };
     std::size_t n = 0;
     for (; n < k; ++n) {
-      const std::vector<double>& pj = *p[c][n];
+      const Target& target = *p[c][n];
       const double* q = ch.draft_probs + n * v;
       const auto d = static_cast<std::size_t>(ch.draft_tokens[n]);
       // Accept with probability min(1, p / q): u < p / q, as u * q < p (q > 0, no division).
-      if (uniform(2 * n) * q[d] < pj[d]) {
+      if (uniform(2 * n) * q[d] < target.p[d]) {
         out[n] = ch.draft_tokens[n];
         continue;
       }
       // The residual (p - q)+, exact in double; where rounding left it empty (p and q equal to
       // the last bit everywhere), the target itself.
-      for (std::size_t x = 0; x < v; ++x) residual[x] = pj[x] > q[x] ? pj[x] - q[x] : 0.0;
-      int64_t t = InverseCdf(residual.data(), v, uniform(2 * n + 1));
-      if (t < 0) t = InverseCdf(pj.data(), v, uniform(2 * n + 1));
+      auto r = residuals.find({&target, q});
+      if (r == residuals.end()) {
+        Cdf cdf(v, [&](std::size_t x) { return target.p[x] > q[x] ? target.p[x] - q[x] : 0.0; });
+        r = residuals.emplace(std::make_pair(&target, q), std::move(cdf)).first;
+      }
+      int64_t t = r->second.Token(uniform(2 * n + 1));
+      if (t < 0) t = target.cdf.Token(uniform(2 * n + 1));
       out[n] = t;
       break;
     }
-    if (n == k) out[k] = InverseCdf(p[c][k]->data(), v, uniform(2 * k + 1));
+    if (n == k) out[k] = p[c][k]->cdf.Token(uniform(2 * k + 1));
     accepted[c] = static_cast<int64_t>(n);
   }
   return Error{};

@@ -34,7 +34,11 @@ namespace sampcert {
 inline constexpr double kDraftSumTolerance = 1e-9;
 
 // VER-INV-1: the error of a draft row q (vocab entries) with its drafted token d, or kOk.
-// `what` names the row in the message ("chain 3, draft 2").
+// `what` names the row in the message ("chain 3, draft 2"). ValidateDraftRow checks the row
+// alone (a distribution), ValidateDrafted the token alone (in [0, V) with q(d) > 0);
+// ValidateDraft is both.
+Error ValidateDraftRow(std::span<const double> q, const char* what);
+Error ValidateDrafted(std::span<const double> q, int64_t drafted, const char* what);
 Error ValidateDraft(std::span<const double> q, int64_t drafted, const char* what);
 
 struct ChainLaw {

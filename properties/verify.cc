@@ -1,0 +1,822 @@
+// The verifier family (SPEC.md section 15): a speculative-decoding verifier, certified against
+// the exact laws of rejection sampling on planned chains. The suite draws every drafted token
+// d_j from its draft distribution q_j itself, so it knows the truth: the token emitted at each
+// reached position follows the target's p_j (VER-2), the accepted count follows the product of
+// the acceptance rates beta_j = sum_x min(p_j, q_j) (VER-3), a token emitted after a rejection
+// follows the residual (p_j - q_j)+ renormalized (VER-4); every emitted token is in the
+// target's support and the accepted ones are the drafts (VER-1, exact), the same inputs give
+// the same output alone, in a batch and in any order (VER-5, exact), and an invalid chain is an
+// error (VER-INV-1).
+//
+// Statistics: every law's sub-tests (one per position for VER-2 and VER-4, one for VER-3) share
+// the item's level by Bonferroni over all the dtype's chains, at the plan's looks; a rejection is
+// re-run with 4x the trials from a fresh seed at the reserve's level, and a law fails only when
+// both runs reject it (SPEC STAT-4's rule). Each sub-test is EvaluateDistributionLook's: the
+// G-test on fixed cells, the score test on log p and the band-conditional score test.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "properties/distribution.h"
+#include "properties/draw_planning.h"
+#include "properties/families.h"
+#include "properties/plan.h"
+#include "properties/portable_random.h"
+#include "properties/reproduction.h"
+#include "properties/statistics/binomial.h"
+#include "properties/statistics/cells.h"
+#include "properties/statistics/chi_square.h"
+#include "sampcert/canonical_draw.h"
+#include "sampcert/reference_verify.h"
+#include "sampcert/sampler_abi.h"
+
+namespace sampcert::properties {
+
+using results::Status;
+using results::TestResult;
+
+namespace {
+
+// One planned chain: k + 1 target rows, k draft rows.
+struct ChainCase {
+  std::string name;
+  std::vector<RowCase> targets;
+  std::vector<double> q;  // k x V
+  std::size_t k() const { return targets.size() - 1; }
+  std::size_t vocab() const { return targets.front().vocab(); }
+};
+
+// A draft distribution: the reference distribution of a draft row (its own logits and
+// temperature, SPEC's exact semantics), in double, renormalized in double.
+std::vector<double> DraftOf(const RowCase& draft_row) {
+  auto ref = ComputeReference(draft_row.view(), Policies{});
+  std::vector<double> q(draft_row.vocab(), 0.0);
+  if (!ref.ok()) return q;
+  double s = 0;
+  for (std::size_t x = 0; x < q.size(); ++x) s += q[x] = static_cast<double>(ref->probs[x]);
+  for (double& e : q) e /= s;
+  return q;
+}
+
+// A draft from explicit weights (>= 0, not all 0), normalized in double.
+std::vector<double> Normalized(std::vector<double> w) {
+  double s = 0;
+  for (double e : w) s += e;
+  for (double& e : w) e /= s;
+  return w;
+}
+
+// The chain of `k` positions on LLM-like rows of V tokens (a different row per position), with
+// the target at temperature t and `edit` applied to each target row, and the draft given by
+// `draft` from the target row.
+template <typename Edit, typename Draft>
+ChainCase MakeChain(std::string name, DType dtype, std::size_t v, std::size_t k, float t,
+                    uint64_t seed, Edit&& edit, Draft&& draft) {
+  ChainCase c;
+  c.name = std::move(name);
+  for (std::size_t j = 0; j <= k; ++j) {
+    RowCase row = MakeRow(dtype, LlmLike(v, Mix(seed, j)), t, 0);
+    edit(row, j);
+    c.targets.push_back(std::move(row));
+  }
+  for (std::size_t j = 0; j < k; ++j) {
+    const std::vector<double> q = draft(c.targets[j], j);
+    c.q.insert(c.q.end(), q.begin(), q.end());
+  }
+  return c;
+}
+
+const auto kNoEdit = [](RowCase&, std::size_t) {};
+
+// The draft at another temperature of the target's own logits (q near p, or far from it).
+auto AtTemperature(float t) {
+  return [t](const RowCase& target, std::size_t) {
+    RowCase d = target;
+    d.temperature = t;
+    d.top_k = 0;
+    d.mask.clear();
+    return DraftOf(d);
+  };
+}
+
+// The planned chains of a dtype under the declared capabilities (SPEC VER-PLAN-1).
+std::vector<ChainCase> VerifyChains(DType dtype, uint32_t caps) {
+  std::vector<ChainCase> out;
+  // fp16 / bf16: the chains whose laws the dtype's rounding can move (the same laws on rounded
+  // logits), not the whole f32 set: a row's dtype changes its logits, not the verifier's rule.
+  const bool half = dtype != DType::kF32;
+  // q close to p: the draft model at T = 1.25 against the target at T = 1.
+  out.push_back(MakeChain("near_V64_k4", dtype, 64, 4, 1.0f, 11, kNoEdit, AtTemperature(1.25f)));
+  if (half) {
+    out.push_back(
+        MakeChain("tile_V4099_k2", dtype, 4099, 2, 1.0f, 18, kNoEdit, AtTemperature(1.5f)));
+    if (caps & SAMPCERT_CAP_TEMPERATURE_ZERO) {
+      out.push_back(
+          MakeChain("greedy_V64_k3", dtype, 64, 3, 0.0f, 22, kNoEdit, AtTemperature(1.0f)));
+    }
+    return out;
+  }
+  // q far from p: a uniform draft against a peaked target.
+  out.push_back(MakeChain("far_V256_k4", dtype, 256, 4, 0.7f, 12, kNoEdit,
+                          [](const RowCase& t, std::size_t) {
+                            return Normalized(std::vector<double>(t.vocab(), 1.0));
+                          }));
+  // q missing mass where p has it: the target's own distribution on even tokens only.
+  out.push_back(MakeChain("missing_mass_V128_k3", dtype, 128, 3, 1.0f, 13, kNoEdit,
+                          [](const RowCase& t, std::size_t) {
+                            std::vector<double> q = DraftOf(t);
+                            for (std::size_t x = 1; x < q.size(); x += 2) q[x] = 0;
+                            return Normalized(std::move(q));
+                          }));
+  // A long chain (k = 8) on a small vocabulary.
+  out.push_back(MakeChain("long_V32_k8", dtype, 32, 8, 1.0f, 14, kNoEdit, AtTemperature(1.6f)));
+  // p = q: every draft is accepted.
+  out.push_back(MakeChain("equal_V48_k4", dtype, 48, 4, 1.0f, 15, kNoEdit,
+                          [](const RowCase& t, std::size_t) { return DraftOf(t); }));
+  // Ties: target logits on four levels, a draft with ties of its own.
+  out.push_back(MakeChain(
+      "ties_V40_k3", dtype, 40, 3, 1.0f, 16,
+      [](RowCase& row, std::size_t j) {
+        for (std::size_t x = 0; x < row.vocab(); ++x) {
+          row.SetLogit(x, static_cast<float>((x * 7 + j) % 4));
+        }
+      },
+      [](const RowCase& t, std::size_t) {
+        std::vector<double> w(t.vocab());
+        for (std::size_t x = 0; x < w.size(); ++x) w[x] = 1.0 + static_cast<double>(x % 2);
+        return Normalized(std::move(w));
+      }));
+  // +inf logits: the target is uniform over its three +inf tokens.
+  out.push_back(MakeChain(
+      "inf_V64_k2", dtype, 64, 2, 1.0f, 17,
+      [](RowCase& row, std::size_t j) {
+        for (std::size_t x : {std::size_t{3}, 20 + j, std::size_t{41}}) {
+          row.SetLogit(x, std::numeric_limits<float>::infinity());
+        }
+      },
+      [](const RowCase& t, std::size_t) {
+        std::vector<double> w(t.vocab(), 1.0);
+        w[3] = 8;
+        return Normalized(std::move(w));
+      }));
+  // A vocabulary past 4096 (tile and block sizes): the draft at T = 1.5.
+  out.push_back(
+      MakeChain("tile_V4099_k2", dtype, 4099, 2, 1.0f, 18, kNoEdit, AtTemperature(1.5f)));
+  if (caps & SAMPCERT_CAP_TOP_K) {
+    // q with mass where p has none: the target keeps its top 8, the draft spreads everywhere.
+    out.push_back(MakeChain(
+        "extra_mass_V100_k3", dtype, 100, 3, 1.0f, 19,
+        [](RowCase& row, std::size_t) { row.top_k = 8; }, AtTemperature(1.0f)));
+    // Disjoint supports: the target keeps its top 4, the draft only the other tokens, so every
+    // chain is rejected at its first position and emits from p_1.
+    out.push_back(MakeChain(
+        "disjoint_V64_k2", dtype, 64, 2, 1.0f, 20, [](RowCase& row, std::size_t) { row.top_k = 4; },
+        [](const RowCase& t, std::size_t) {
+          auto ref = ComputeReference(t.view(), Policies{});
+          std::vector<double> w(t.vocab(), 0.0);
+          for (std::size_t x = 0; x < w.size(); ++x) w[x] = ref.ok() && ref->probs[x] > 0 ? 0 : 1;
+          return Normalized(std::move(w));
+        }));
+  }
+  if (caps & SAMPCERT_CAP_MASK) {
+    // A mask gives some drafted tokens target probability 0.
+    out.push_back(MakeChain(
+        "masked_V64_k3", dtype, 64, 3, 1.0f, 21,
+        [](RowCase& row, std::size_t) {
+          row.mask.assign(row.vocab(), 1);
+          for (std::size_t x = 0; x < row.vocab(); x += 4) row.mask[x] = 0;
+        },
+        AtTemperature(1.0f)));
+  }
+  if (caps & SAMPCERT_CAP_TEMPERATURE_ZERO) {
+    // Greedy verification (target T = 0): exact matching of the arg-max.
+    out.push_back(
+        MakeChain("greedy_V64_k3", dtype, 64, 3, 0.0f, 22, kNoEdit, AtTemperature(1.0f)));
+  }
+  return out;
+}
+
+// Bonferroni's unit: the sub-tests of one chain (k + 1 positions of VER-2, VER-3, k positions
+// of VER-4).
+std::size_t SubtestsOf(const ChainCase& c) { return 2 * c.k() + 2; }
+
+// A chain's trials: the G-tests of its first position and of its accepted count detect the
+// profile's TV w.p. 0.9 at their share of the last look's level (at least 4096, at most the
+// profile's draws). The plan's item carries the largest; each chain runs its own.
+uint64_t ChainTrials(const Profile& profile, const ChainLaw& law,
+                     double item_level, std::size_t subtests) {
+  const double share = kLookShare[kLooks - 1] * item_level / static_cast<double>(subtests) / 3;
+  uint64_t need = 4096;
+  for (const std::vector<long double>* null : {&law.targets.front().probs, &law.accepted_count}) {
+    const Cells cells = MakeCells(*null, profile.max_draws);
+    if (cells.probability.size() < 2) continue;
+    need = std::max(need, DrawsForTv(static_cast<double>(cells.probability.size() - 1), share,
+                                     profile.required_tv));
+  }
+  return std::min(need, profile.max_draws);
+}
+
+std::size_t AllSubtests(const std::vector<ChainCase>& chains) {
+  std::size_t subtests = 0;
+  for (const ChainCase& c : chains) subtests += SubtestsOf(c);
+  return subtests;
+}
+
+// The laws of a chain under the declared policies (the planned chains are valid: an error here
+// is a bug in the plan, reported as such).
+Expected<ChainLaw> LawOf(const ChainCase& c, const Policies& policies) {
+  std::vector<RowView> views;
+  for (const RowCase& r : c.targets) views.push_back(r.view());
+  auto law = ComputeChainLaw(views, c.q, policies);
+  if (!law.ok()) return law;
+  // The laws are exact where the kept sets are: a planned chain has no rounding band.
+  for (std::size_t j = 0; j < law->targets.size(); ++j) {
+    for (KeepClass keep : law->targets[j].keep) {
+      if (keep == KeepClass::kMayKeep) {
+        return Error{ErrorCode::kInternal,
+                     fmt::format("target row {} of chain {} has a rounding band", j + 1, c.name)};
+      }
+    }
+  }
+  return law;
+}
+
+// The suite's own draft draws: d_j of trial t from q_j's inverse CDF at a canonical uniform.
+class DraftSampler {
+ public:
+  explicit DraftSampler(const ChainCase& c) : c_(c) {
+    const std::size_t v = c.vocab();
+    for (std::size_t j = 0; j < c.k(); ++j) {
+      std::vector<double> cdf(v);
+      double s = 0;
+      for (std::size_t x = 0; x < v; ++x) cdf[x] = s += c.q[j * v + x];
+      cdf_.push_back(std::move(cdf));
+    }
+  }
+  int64_t Draft(uint64_t seed, uint64_t row_id, uint64_t trial, std::size_t j) const {
+    const std::vector<double>& cdf = cdf_[j];
+    const double target = CanonicalUniform(seed, row_id, 64 * trial + j) * cdf.back();
+    auto it = std::upper_bound(cdf.begin(), cdf.end(), target);
+    std::size_t x = static_cast<std::size_t>(it - cdf.begin());
+    if (x >= cdf.size()) x = cdf.size() - 1;
+    // Skip zero-probability tokens (equal CDF values) to the next drawable one, backwards at
+    // the end.
+    const std::size_t v = c_.vocab();
+    while (x < cdf.size() && c_.q[j * v + x] == 0) ++x;
+    if (x >= cdf.size()) {
+      x = cdf.size() - 1;
+      while (c_.q[j * v + x] == 0) --x;
+    }
+    return static_cast<int64_t>(x);
+  }
+
+ private:
+  const ChainCase& c_;
+  std::vector<std::vector<double>> cdf_;
+};
+
+// What the trials of one run of a chain produced, in trial order.
+struct Tally {
+  uint64_t trials = 0;
+  std::vector<int64_t> counts;                 // accepted count per trial
+  std::vector<std::vector<int64_t>> emitted;   // per position: tokens emitted there
+  std::vector<std::vector<int64_t>> residual;  // per position: tokens emitted after a rejection
+  uint64_t off_residual = 0;  // rejection tokens where p = q to the reference's precision
+  std::optional<std::string> exact_failure;  // VER-1
+};
+
+// Draws trials [tally->trials, n) of a chain and checks each exactly (VER-1).
+void DrawTrials(adapters::Sampler& sampler, const ChainCase& c, const ChainLaw& law,
+                const DraftSampler& drafts, uint64_t seed, uint64_t row_id, uint64_t n,
+                Tally* tally) {
+  const std::size_t v = c.vocab(), k = c.k();
+  tally->emitted.resize(k + 1);
+  tally->residual.resize(k);
+  std::vector<RowView> views;
+  for (const RowCase& r : c.targets) views.push_back(r.view());
+  constexpr uint64_t kChunk = 2048;
+  std::vector<int64_t> drafted(kChunk * k);
+  while (tally->trials < n && !tally->exact_failure) {
+    const uint64_t first = tally->trials, m = std::min(kChunk, n - first);
+    adapters::ChainBatch batch{c.targets.front().dtype, v, {}};
+    batch.chains.reserve(m);
+    for (uint64_t t = first; t < first + m; ++t) {
+      int64_t* d = drafted.data() + (t - first) * k;
+      for (std::size_t j = 0; j < k; ++j) d[j] = drafts.Draft(Mix(seed, 2), row_id, t, j);
+      batch.chains.push_back({views.data(), k, c.q.data(), d, row_id, t});
+    }
+    auto got = sampler.Verify(batch, seed);
+    if (!got.ok()) {
+      tally->exact_failure = fmt::format("verify() of a valid chain failed: {}: {}",
+                                         ErrorCodeName(got.error().code), got.error().message);
+      return;
+    }
+    for (uint64_t i = 0; i < m; ++i) {
+      const int64_t acc = got->accepted[i];
+      const std::span<const int64_t> toks = got->Emitted(i);
+      const int64_t* d = batch.chains[i].drafts;
+      const uint64_t trial = first + i;
+      for (int64_t j = 0; j <= acc; ++j) {
+        const int64_t x = toks[static_cast<std::size_t>(j)];
+        const auto js = static_cast<std::size_t>(j);
+        if (j < acc && x != d[js]) {
+          tally->exact_failure = fmt::format(
+              "trial {}: accepted {} drafts but emitted token {} at position {}, not the drafted "
+              "token {}",
+              trial, acc, x, j + 1, d[js]);
+          return;
+        }
+        if (x < 0 || static_cast<std::size_t>(x) >= v) {
+          tally->exact_failure =
+              fmt::format("trial {}: emitted token id {} at position {}, outside [0, {})", trial, x,
+                          j + 1, v);
+          return;
+        }
+        const KeepClass keep = law.targets[js].keep[static_cast<std::size_t>(x)];
+        if (keep != KeepClass::kMustKeep && keep != KeepClass::kMayKeep) {
+          tally->exact_failure = fmt::format(
+              "trial {}: emitted token {} at position {}{}, which the target row there does not "
+              "keep (target probability 0)",
+              trial, x, j + 1,
+              j < acc ? " (an accepted draft)"
+                      : (acc < static_cast<int64_t>(k) ? " (after a rejection)" : " (the bonus)"));
+          return;
+        }
+        tally->emitted[js].push_back(x);
+        if (j == acc && acc < static_cast<int64_t>(k)) {
+          if (law.residual[js][static_cast<std::size_t>(x)] > 0) {
+            tally->residual[js].push_back(x);
+          } else {
+            ++tally->off_residual;
+          }
+        }
+      }
+      if (law.accepted_count[static_cast<std::size_t>(acc)] == 0) {
+        tally->exact_failure = fmt::format(
+            "trial {}: accepted {} of {} drafts, a count of probability 0 under the chain's law",
+            trial, acc, k);
+        return;
+      }
+      tally->counts.push_back(acc);
+    }
+    tally->trials += m;
+  }
+}
+
+// One sub-test's look: its adjusted p-value and the look itself.
+struct LawLook {
+  std::string what;  // "position 2" or "accepted count"
+  DistributionLook look;
+  uint64_t samples = 0;
+  int position = -1;  // 0-based target row, -1 for the count
+};
+
+// The three laws of a chain at the first `n` trials of a tally (prefix counts kept per look).
+struct ChainLook {
+  std::vector<LawLook> emitted, count, residual;  // count has one entry
+};
+
+// Whether a law is in force at all: the count law of p = q says "all accepted", a point mass
+// the G-test cannot see, so it becomes the binomial of the rejections against a floor.
+constexpr double kRejectionFloor = 1e-6;  // a sampler's own fp32 probabilities move beta this much
+
+ChainLook EvaluateLaws(const ChainCase& c, const ChainLaw& law, const Tally& t,
+                       const std::vector<std::size_t>& emitted_n,
+                       const std::vector<std::size_t>& residual_n, std::size_t count_n) {
+  ChainLook out;
+  const std::size_t k = c.k();
+  for (std::size_t j = 0; j <= k; ++j) {
+    std::span<const int64_t> tokens(t.emitted[j].data(), emitted_n[j]);
+    out.emitted.push_back({fmt::format("position {}", j + 1),
+                           EvaluateDistributionLook(tokens, law.targets[j].probs, 3, {}),
+                           tokens.size(), static_cast<int>(j)});
+  }
+  {
+    std::span<const int64_t> counts(t.counts.data(), count_n);
+    LawLook l{"accepted count", EvaluateDistributionLook(counts, law.accepted_count, 3, {}),
+              counts.size()};
+    const long double all = law.accepted_count.back();
+    if (1 - all < kRejectionFloor) {
+      // "Every draft accepted": the rejections against the floor (one-sided, as an interval).
+      uint64_t rejected = 0;
+      for (int64_t m : counts) rejected += m < static_cast<int64_t>(k);
+      const double p = BinomialTwoSidedInterval(rejected, counts.size(), 0,
+                                                static_cast<double>(k) * kRejectionFloor);
+      l.look.p_value = std::min(1.0, p);
+      l.look.worst = fmt::format("binomial of the {} rejections against at most {:.0e} per "
+                                 "position",
+                                 rejected, kRejectionFloor);
+    }
+    out.count.push_back(std::move(l));
+  }
+  for (std::size_t j = 0; j < k; ++j) {
+    std::span<const int64_t> tokens(t.residual[j].data(), residual_n[j]);
+    out.residual.push_back({fmt::format("position {}", j + 1),
+                            EvaluateDistributionLook(tokens, law.residual[j], 3, {}),
+                            tokens.size(), static_cast<int>(j)});
+  }
+  return out;
+}
+
+// The smallest p-value of a law's sub-tests that have samples, and which one.
+const LawLook* Worst(const std::vector<LawLook>& laws) {
+  const LawLook* w = nullptr;
+  for (const LawLook& l : laws) {
+    if (l.samples == 0) continue;
+    if (w == nullptr || l.look.p_value < w->look.p_value) w = &l;
+  }
+  return w;
+}
+
+// One run of a chain over its looks: the tally, and per law whether some look rejected it.
+struct ChainRun {
+  Tally tally;
+  ChainLook last;
+  bool rejected[3] = {false, false, false};  // VER-2, VER-3, VER-4
+  int look = -1;                             // the first rejecting look
+};
+
+ChainRun RunChain(adapters::Sampler& sampler, const ChainCase& c, const ChainLaw& law,
+                  uint64_t seed, uint64_t row_id, const std::vector<uint64_t>& looks,
+                  const std::vector<double>& levels, double share) {
+  ChainRun run;
+  const DraftSampler drafts(c);
+  for (std::size_t L = 0; L < looks.size(); ++L) {
+    DrawTrials(sampler, c, law, drafts, seed, row_id, looks[L], &run.tally);
+    if (run.tally.exact_failure) return run;
+    std::vector<std::size_t> en, rn;
+    for (const auto& e : run.tally.emitted) en.push_back(e.size());
+    for (const auto& r : run.tally.residual) rn.push_back(r.size());
+    run.last = EvaluateLaws(c, law, run.tally, en, rn, run.tally.counts.size());
+    const double level = levels[L] * share;
+    const std::vector<LawLook>* laws[3] = {&run.last.emitted, &run.last.count,
+                                           &run.last.residual};
+    bool any = false;
+    for (int i = 0; i < 3; ++i) {
+      for (const LawLook& l : *laws[i]) {
+        if (l.samples > 0 && l.look.p_value < level) run.rejected[i] = any = true;
+      }
+    }
+    if (any) {
+      run.look = static_cast<int>(L);
+      return run;
+    }
+  }
+  return run;
+}
+
+constexpr const char* kLawIds[3] = {"VER-2", "VER-3", "VER-4"};
+constexpr const char* kLawNames[3] = {"the emitted-token law (each reached position follows "
+                                      "p_j)",
+                                      "the accepted-count law (the product of the acceptance "
+                                      "rates)",
+                                      "the residual law (a token after a rejection follows "
+                                      "(p_j - q_j)+)"};
+
+std::string DescribeChain(const ChainCase& c) {
+  const RowCase& t = c.targets.front();
+  std::string s = fmt::format("chain {}: {} V={} k={} target T={}", c.name, DTypeName(t.dtype),
+                              c.vocab(), c.k(), t.temperature);
+  if (t.top_k > 0) s += fmt::format(" top_k={}", t.top_k);
+  if (!t.mask.empty()) s += " masked";
+  return s;
+}
+
+TestResult Skeleton(const PlanItem& item, const ChainCase& c, const char* property) {
+  TestResult r;
+  r.property = property;
+  r.dtype = item.dtype;
+  r.family = c.name;
+  r.cases = 1;
+  r.worst_input = DescribeChain(c);
+  r.worst_temperature = c.targets.front().temperature;
+  return r;
+}
+
+void Fail(TestResult* r, std::string message, const ItemRun& run, const ChainCase& c) {
+  r->status = Status::kFail;
+  r->failure = results::Failure{std::move(message), DescribeChain(c), DescribeChain(c),
+                                ReproductionCommand(run.sampler_arg, run.plan, run.item), "", ""};
+}
+
+std::string DescribeLawLook(const LawLook& l, const ChainCase& c) {
+  const RowCase* row = l.position >= 0 ? &c.targets[static_cast<std::size_t>(l.position)] : nullptr;
+  return fmt::format("{} ({} samples): p = {:.3g} by the {}{}{}", l.what, l.samples,
+                     l.look.p_value, l.look.worst, l.look.evidence.empty() ? "" : "; ",
+                     DescribeEvidence(l.look.evidence, row));
+}
+
+// The chains' statistical results (VER-1..VER-4) of one chain.
+std::vector<TestResult> RunOneChain(const ItemRun& ctx, const ChainCase& c, std::size_t index,
+                                    std::size_t subtests) {
+  const double share = 1.0 / static_cast<double>(subtests);
+  const PlanItem& item = ctx.item;
+  TestResult support = Skeleton(item, c, "VER-1");
+  TestResult laws[3] = {Skeleton(item, c, "VER-2"), Skeleton(item, c, "VER-3"),
+                        Skeleton(item, c, "VER-4")};
+  auto law = LawOf(c, ctx.sampler.info().policies);
+  if (!law.ok()) {
+    support.status = Status::kFail;
+    support.failure = results::Failure{"the planned chain is invalid (a bug in sampcert): " +
+                                           law.error().message,
+                                       DescribeChain(c), DescribeChain(c), "", "", ""};
+    return {support};
+  }
+  const uint64_t row_id = 1000 + index;
+  // The chain's own trials (the item's draws are the largest chain's; --max-draws caps both),
+  // with the plan's rule for looks and the re-run.
+  const uint64_t need = ChainTrials(ctx.plan.profile, *law, item.level, subtests);
+  const uint64_t trials = std::min(item.draws, need);
+  const std::vector<uint64_t> looks = LookDraws(trials), rerun_looks = LookDraws(4 * trials);
+  const std::vector<double> levels = LookLevels(trials, item.level),
+                            rerun_levels = LookLevels(4 * trials, item.rerun_level);
+  ChainRun first = RunChain(ctx.sampler, c, *law, item.seed, row_id, looks, levels, share);
+  support.cases = first.tally.trials;
+  support.draws = first.tally.trials;
+  auto unreached = [&](const std::string& why) {
+    std::vector<TestResult> out{support};
+    for (TestResult& l : laws) {
+      l.status = Status::kInconclusive;
+      l.note = fmt::format("not reached on chain {}: {}", c.name, why);
+      out.push_back(l);
+    }
+    return out;
+  };
+  if (first.tally.exact_failure) {
+    Fail(&support, *first.tally.exact_failure, ctx, c);
+    return unreached("VER-1 failed first");
+  }
+  ChainRun second;
+  const bool rerun = first.look >= 0;
+  if (rerun) {
+    second = RunChain(ctx.sampler, c, *law, Mix(item.seed, 1), row_id, rerun_looks, rerun_levels,
+                      share);
+    support.cases += second.tally.trials;
+    support.draws += second.tally.trials;
+    if (second.tally.exact_failure) {
+      Fail(&support, *second.tally.exact_failure, ctx, c);
+      return unreached("VER-1 failed first (in the re-run)");
+    }
+  }
+  support.note = fmt::format("{} trials, every emitted token in its target's support",
+                             support.cases);
+  const ChainRun& stated = rerun ? second : first;
+  const double stated_level = share * (rerun ? rerun_levels.back() : levels.back());
+  std::vector<TestResult> out{support};
+  for (int i = 0; i < 3; ++i) {
+    TestResult& r = laws[i];
+    const std::vector<LawLook>* law_looks[2] = {nullptr, nullptr};
+    auto pick = [&](const ChainLook& cl) -> const std::vector<LawLook>& {
+      return i == 0 ? cl.emitted : i == 1 ? cl.count : cl.residual;
+    };
+    law_looks[0] = &pick(first.last);
+    law_looks[1] = rerun ? &pick(second.last) : nullptr;
+    const LawLook* worst = Worst(*(rerun ? law_looks[1] : law_looks[0]));
+    r.draws = support.draws;
+    r.level = stated_level;
+    if (worst == nullptr) {
+      r.status = Status::kNotSupported;
+      r.note = i == 2 ? "no rejection is possible on this chain (p_j <= q_j nowhere)"
+                      : "no samples";
+      if (i == 2) {
+        // A rejection that happened anyway is VER-3's (the count law) business.
+        r.note = "the residual is empty at every position (p = q): nothing to test";
+      }
+      out.push_back(r);
+      continue;
+    }
+    r.p_value = worst->look.p_value;
+    r.observed = worst->look.g.observed;
+    r.expected = worst->look.g.expected;
+    if (rerun && first.rejected[i] && second.rejected[i]) {
+      const LawLook* w1 = Worst(*law_looks[0]);
+      Fail(&r,
+           fmt::format("{} rejected in the first run (look {}: {}) and in its re-run with 4x the "
+                       "trials (look {}: {})",
+                       kLawNames[i], first.look + 1, DescribeLawLook(*w1, c), second.look + 1,
+                       DescribeLawLook(*worst, c)),
+           ctx, c);
+      out.push_back(r);
+      continue;
+    }
+    // Power: the detectable TV of the G-test at the deciding run's last look, on the first
+    // position's (or the count's) cells.
+    const double cells = static_cast<double>(worst->look.g.cells);
+    const double tv =
+        cells >= 2 ? DetectableTv(cells - 1, stated_level / 3, worst->samples) : 1.0;
+    r.power_tv = tv;
+    r.note = fmt::format("{}smallest p = {:.3g} ({}); detects TV {:.3g} at {} w.p. 0.9",
+                         rerun && first.rejected[i]
+                             ? "the first run rejected, its re-run with 4x the trials passed; "
+                             : "",
+                         worst->look.p_value, worst->what, tv, worst->what);
+    if (trials < need && i < 2) {
+      r.status = Status::kInconclusive;
+      r.note += fmt::format("; capped at {} trials, its power needs {}", trials, need);
+    }
+    if (i == 2 && stated.tally.off_residual > 0) {
+      r.note += fmt::format("; {} rejection token(s) where p = q to the reference's precision "
+                            "left out",
+                            stated.tally.off_residual);
+    }
+    out.push_back(r);
+  }
+  return out;
+}
+
+// VER-5: the same chains give the same result in one batch, alone, and in reverse order in a
+// batch with other chains' trials interleaved, and twice.
+TestResult RunDeterminism(const ItemRun& ctx, const std::vector<ChainCase>& chains) {
+  TestResult r;
+  r.property = "VER-5";
+  r.dtype = ctx.item.dtype;
+  r.family = "batch_and_order";
+  constexpr uint64_t kTrials = 16;
+  // Every chain is its own vocabulary; a batch is of one chain's trials, with a duplicate.
+  for (std::size_t i = 0; i < chains.size(); ++i) {
+    const ChainCase& c = chains[i];
+    std::vector<RowView> views;
+    for (const RowCase& t : c.targets) views.push_back(t.view());
+    const DraftSampler drafts(c);
+    std::vector<int64_t> drafted(kTrials * c.k());
+    adapters::ChainBatch batch{c.targets.front().dtype, c.vocab(), {}};
+    for (uint64_t t = 0; t < kTrials; ++t) {
+      int64_t* d = drafted.data() + t * c.k();
+      for (std::size_t j = 0; j < c.k(); ++j) {
+        d[j] = drafts.Draft(Mix(ctx.item.seed, 3), 2000 + i, t, j);
+      }
+      batch.chains.push_back({views.data(), c.k(), c.q.data(), d, 2000 + i, t});
+    }
+    batch.chains.push_back(batch.chains.front());  // a duplicate, last
+    auto all = ctx.sampler.Verify(batch, ctx.item.seed);
+    adapters::ChainBatch reversed = batch;
+    std::reverse(reversed.chains.begin(), reversed.chains.end());
+    auto back = ctx.sampler.Verify(reversed, ctx.item.seed);
+    auto again = ctx.sampler.Verify(batch, ctx.item.seed);
+    ++r.cases;
+    if (!all.ok() || !back.ok() || !again.ok()) {
+      const Error& e = !all.ok() ? all.error() : !back.ok() ? back.error() : again.error();
+      Fail(&r, fmt::format("verify() of valid chains failed: {}: {}", ErrorCodeName(e.code),
+                           e.message),
+           ctx, c);
+      return r;
+    }
+    const std::size_t n = batch.chains.size();
+    for (std::size_t t = 0; t < n; ++t) {
+      auto same = [&](const adapters::Verified& v, std::size_t at) {
+        return v.accepted[at] == all->accepted[t] &&
+               std::ranges::equal(v.Emitted(at), all->Emitted(t));
+      };
+      std::optional<std::string> why;
+      if (!same(*again, t)) {
+        why = "the same call made twice gave different results";
+      } else if (!same(*back, n - 1 - t)) {
+        why = "the same chains in reverse order gave different results";
+      } else if (t == n - 1 && !same(*all, 0)) {
+        why = "a duplicated chain (the same inputs, seed, row id and draw) gave a different result";
+      } else if (t == 0 || t == 5) {
+        adapters::ChainBatch alone{batch.dtype, batch.vocab, {batch.chains[t]}};
+        auto one = ctx.sampler.Verify(alone, ctx.item.seed);
+        if (!one.ok() || !same(*one, 0)) {
+          why = "the chain verified alone gave a different result than in its batch";
+        }
+      }
+      if (why) {
+        Fail(&r, fmt::format("{} (trial {} of chain {}: {} accepted)", *why, t, c.name,
+                             all->accepted[t]),
+             ctx, c);
+        return r;
+      }
+    }
+  }
+  r.note = fmt::format("{} chains x {} trials: the same in a batch, alone, reversed, duplicated "
+                       "and called twice",
+                       chains.size(), kTrials + 1);
+  return r;
+}
+
+// VER-INV-1: invalid chains are errors with the right code, naming the chain.
+TestResult RunInvalid(const ItemRun& ctx, const ChainCase& c) {
+  TestResult r;
+  r.property = "VER-INV-1";
+  r.dtype = ctx.item.dtype;
+  r.family = "invalid";
+  std::vector<RowView> views;
+  for (const RowCase& t : c.targets) views.push_back(t.view());
+  const std::size_t v = c.vocab(), k = c.k();
+  const DraftSampler drafts(c);
+  std::vector<int64_t> valid_drafts;
+  for (std::size_t j = 0; j < k; ++j) valid_drafts.push_back(drafts.Draft(ctx.item.seed, 3000, 0, j));
+  const adapters::Chain valid{views.data(), k, c.q.data(), valid_drafts.data(), 3000, 0};
+  // Each case edits its own copies of the chain's draft rows, drafted tokens and target rows.
+  struct Case {
+    std::string what;
+    ErrorCode want;
+    std::vector<double> q;
+    std::vector<int64_t> d;
+    std::vector<RowCase> targets;
+    std::size_t k;
+  };
+  std::vector<Case> cases;
+  auto add = [&](std::string what, ErrorCode want, auto edit) {
+    Case cs{std::move(what), want, c.q, valid_drafts, c.targets, k};
+    edit(cs);
+    cases.push_back(std::move(cs));
+  };
+  add("a drafted token with draft probability 0", ErrorCode::kInvalidDraft, [&](Case& cs) {
+    const auto d = static_cast<std::size_t>(cs.d[0]);
+    cs.q[(d + 1) % v] += cs.q[d];
+    cs.q[d] = 0;
+  });
+  add("a draft row summing to 0.5", ErrorCode::kInvalidDraft, [&](Case& cs) {
+    for (std::size_t x = 0; x < v; ++x) cs.q[x] *= 0.5;
+  });
+  add("a NaN draft probability", ErrorCode::kInvalidDraft, [&](Case& cs) {
+    cs.q[(static_cast<std::size_t>(cs.d[0]) + 1) % v] = std::nan("");
+  });
+  add("a drafted token id equal to V", ErrorCode::kInvalidDraft,
+      [&](Case& cs) { cs.d[0] = static_cast<int64_t>(v); });
+  add("no drafted tokens (k = 0)", ErrorCode::kInvalidArgument, [&](Case& cs) { cs.k = 0; });
+  add("a target row with temperature -1", ErrorCode::kInvalidTemperature,
+      [&](Case& cs) { cs.targets[1].temperature = -1; });
+  for (Case& cs : cases) {
+    ++r.cases;
+    std::vector<RowView> case_views;
+    for (const RowCase& t : cs.targets) case_views.push_back(t.view());
+    const adapters::Chain chain{case_views.data(), cs.k, cs.q.data(), cs.d.data(), 3000, 0};
+    // The invalid chain second in a batch, after a valid one: the call fails, naming chain 1.
+    adapters::ChainBatch batch{c.targets.front().dtype, v, {valid, chain}};
+    auto got = ctx.sampler.Verify(batch, ctx.item.seed);
+    std::string problem;
+    if (got.ok()) {
+      problem = "returned tokens";
+    } else if (got.error().code != cs.want) {
+      problem = fmt::format("returned {} ({})", ErrorCodeName(got.error().code),
+                            got.error().message);
+    } else if (got.error().row != 1) {
+      problem = fmt::format("named chain {}, not chain 1 ({})", got.error().row,
+                            got.error().message);
+    } else if (!ctx.sampler.last_error_problem().empty()) {
+      problem = "reported its error badly: " + ctx.sampler.last_error_problem();
+    }
+    if (!problem.empty()) {
+      Fail(&r, fmt::format("{}: expected {} naming chain 1 of the batch, but verify() {}", cs.what,
+                           ErrorCodeName(cs.want), problem),
+           ctx, c);
+      return r;
+    }
+  }
+  r.note = fmt::format("{} invalid chains, each the error it should be", r.cases);
+  return r;
+}
+
+}  // namespace
+
+bool VerifyApplies(const adapters::SamplerInfo& info) { return info.Has(SAMPCERT_CAP_VERIFY); }
+
+void PlanVerify(const PlanContext& ctx, PlanItem* item) {
+  const std::vector<ChainCase> chains =
+      VerifyChains(DTypeFromName(item->dtype), ctx.info.capabilities);
+  const std::size_t subtests = AllSubtests(chains);
+  item->subtests = static_cast<int>(subtests);
+  item->required_draws = 4096;
+  for (const ChainCase& c : chains) {
+    if (auto law = LawOf(c, ctx.info.policies); law.ok()) {
+      item->required_draws = std::max(
+          item->required_draws, ChainTrials(ctx.profile, *law, item->level, subtests));
+    }
+  }
+}
+
+ResultKeys VerifyKeys(const Plan&, const PlanItem& item, const adapters::SamplerInfo& info,
+                      int64_t) {
+  ResultKeys keys;
+  for (const ChainCase& c : VerifyChains(DTypeFromName(item.dtype), info.capabilities)) {
+    for (const char* p : {"VER-1", "VER-2", "VER-3", "VER-4"}) keys.emplace_back(p, c.name);
+  }
+  keys.emplace_back("VER-5", "batch_and_order");
+  keys.emplace_back("VER-INV-1", "invalid");
+  return keys;
+}
+
+std::vector<TestResult> RunVerify(const ItemRun& ctx) {
+  const std::vector<ChainCase> chains =
+      VerifyChains(DTypeFromName(ctx.item.dtype), ctx.sampler.info().capabilities);
+  const std::size_t subtests = AllSubtests(chains);
+  std::vector<TestResult> out;
+  for (std::size_t i = 0; i < chains.size(); ++i) {
+    for (TestResult& r : RunOneChain(ctx, chains[i], i, subtests)) out.push_back(std::move(r));
+  }
+  out.push_back(RunDeterminism(ctx, chains));
+  out.push_back(RunInvalid(ctx, chains.front()));
+  return out;
+}
+
+}  // namespace sampcert::properties
