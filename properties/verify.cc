@@ -402,6 +402,11 @@ ChainLook EvaluateLaws(const ChainCase& c, const ChainLaw& law, const Tally& t,
     std::span<const int64_t> counts(t.counts.data(), count_n);
     LawLook l{"accepted count", EvaluateDistributionLook(counts, law.accepted_count, 3, {}),
               counts.size()};
+    // The cells are counts, not tokens: "n = 2 accepted", not "token 2".
+    for (CellEvidence& e : l.look.evidence) {
+      if (e.label.starts_with("token ")) e.label = "n = " + e.label.substr(6) + " accepted";
+      e.token = -1;
+    }
     const long double all = law.accepted_count.back();
     if (1 - all < kRejectionFloor) {
       // "Every draft accepted": the rejections against the floor (one-sided, as an interval).

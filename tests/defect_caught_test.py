@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """A planted defect is caught by the standard profile (issue 9).
 
-Usage: defect_caught_test.py SAMPCERT PLUGIN OUT_DIR DEFECT [PROPERTY/FAMILY ...] [!PROPERTY ...]
+Usage: defect_caught_test.py SAMPCERT PLUGIN OUT_DIR DEFECT [--item=ID] [PROPERTY[/FAMILY] ...]
+                             [!PROPERTY ...]
 
 Runs `sampcert run --profile standard` on the defective plug-in with SAMPCERT_DEFECT=DEFECT. With
 no PROPERTY/FAMILY, the run must be conformant (the control). Otherwise the verdict must be
 non-conformant and at least one of the named results (e.g. DIST-1/llm_like_V1000) must be a Fail;
 every failing result is printed with its message and draws, which is the note's evidence. A
 !PROPERTY names a property that must not fail at all (no result of it a Fail): the defect must
-not be blamed on what it is not (a +inf tie defect is no tail claim).
+not be blamed on what it is not (a +inf tie defect is no tail claim). A PROPERTY without a
+family matches any family. --item=ID runs that plan item only (the verifier family's
+f32/verify, say) instead of the whole profile.
 """
 import json
 import os
@@ -18,11 +21,17 @@ import sys
 
 def main():
     sampcert, plugin, out, defect = sys.argv[1:5]
-    wanted = [a for a in sys.argv[5:] if not a.startswith("!")]
-    innocent = [a[1:] for a in sys.argv[5:] if a.startswith("!")]
+    rest = sys.argv[5:]
+    item = [a.split("=", 1)[1] for a in rest if a.startswith("--item=")]
+    rest = [a for a in rest if not a.startswith("--item=")]
+    wanted = [a for a in rest if not a.startswith("!")]
+    innocent = [a[1:] for a in rest if a.startswith("!")]
     env = dict(os.environ, SAMPCERT_DEFECT=defect)
-    proc = subprocess.run([sampcert, "run", "--sampler", plugin, "--profile", "standard",
-                           "--jobs", "2", "--out", out], env=env, capture_output=True, text=True)
+    cmd = [sampcert, "run", "--sampler", plugin, "--profile", "standard", "--jobs", "2",
+           "--out", out]
+    for i in item:
+        cmd += ["--item", i]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
     report_path = os.path.join(out, "report.json")
     if not os.path.exists(report_path):
         print(proc.stdout, proc.stderr)
@@ -50,7 +59,8 @@ def main():
     if blamed:
         print(f"FAIL: defect {defect} is blamed on {blamed}, which it does not break")
         return 1
-    caught = [w for w in wanted if w in failed]
+    caught = [w for w in wanted
+              if w in failed or ("/" not in w and any(f.split("/")[0] == w for f in failed))]
     if not caught:
         print(f"FAIL: defect {defect} was not caught by any of {wanted} (failed: {failed})")
         return 1

@@ -8,7 +8,9 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <numeric>
+#include <tuple>
 
 #include "adapters/abi_conversions.h"
 #include "adapters/builtin_adapter.h"
@@ -213,50 +215,19 @@ Error StableCpuSampler::Sample(const sampcert_batch& batch, uint64_t seed, uint6
   return Error{};
 }
 
-namespace {
+int64_t StableCpuSampler::Cdf::Token(double u) const {
+  if (last_positive < 0) return -1;
+  const double target = u * c.back();
+  const auto it = std::upper_bound(c.begin(), c.end(), target);
+  return it == c.end() ? last_positive : static_cast<int64_t>(it - c.begin());
+}
 
-// The canonical inverse CDF (DRAW-3's rule, in double) over weights given by their running
-// sums C: the smallest x with u * C_last < C_x (a token of weight 0 never qualifies: its C_x
-// equals the one before); the last positive weight when rounding leaves the target at the end;
-// -1 when every weight is 0.
-struct Cdf {
-  std::vector<double> c;
-  int64_t last_positive = -1;
-  template <typename Weight>
-  Cdf(std::size_t v, Weight&& w) : c(v) {
-    double s = 0;
-    for (std::size_t x = 0; x < v; ++x) {
-      const double e = w(x);
-      c[x] = s += e;
-      if (e > 0) last_positive = static_cast<int64_t>(x);
-    }
-  }
-  int64_t Token(double u) const {
-    if (last_positive < 0) return -1;
-    const double target = u * c.back();
-    const auto it = std::upper_bound(c.begin(), c.end(), target);
-    return it == c.end() ? last_positive : static_cast<int64_t>(it - c.begin());
-  }
-};
-
-}  // namespace
-
-Error StableCpuSampler::Verify(const sampcert_chain_batch& batch, uint64_t seed, int64_t* accepted,
-                               int64_t* tokens) {
+Error StableCpuSampler::ChainTargets(const sampcert_chain_batch& batch, VerifyTargets* out) {
   const std::size_t v = static_cast<std::size_t>(batch.vocab);
-  const std::size_t stride = static_cast<std::size_t>(batch.max_drafts) + 1;
-  // Every target row's distribution first, so that invalid input anywhere fails the call before
-  // any token is drawn. Trials of one chain share their rows' buffers and parameters, so each
-  // distinct row (and each distinct target and draft pair's residual) is computed once.
-  struct Target {
-    std::vector<double> p;
-    Cdf cdf;
-  };
   using Key = std::tuple<const void*, const uint8_t*, uint32_t, uint32_t, uint32_t, int64_t>;
-  std::map<Key, Target> memo;
-  std::map<std::pair<const Target*, const double*>, Cdf> residuals;
-  std::vector<std::vector<const Target*>> p(batch.num_chains);
+  std::map<Key, const Target*> memo;
   std::vector<Key> last_keys;  // per position, the key of the previous chain's row there
+  out->rows.assign(batch.num_chains, {});
   for (std::size_t c = 0; c < batch.num_chains; ++c) {
     const sampcert_chain& ch = batch.chains[c];
     if (ch.num_drafts > kMaxDrafts) {
@@ -274,8 +245,8 @@ Error StableCpuSampler::Verify(const sampcert_chain_batch& batch, uint64_t seed,
                     std::bit_cast<uint32_t>(row.min_p),
                     row.top_k};
       // Consecutive trials of one chain repeat the rows of the chain before: look there first.
-      if (c > 0 && j < p[c - 1].size() && last_keys[j] == key) {
-        p[c].push_back(p[c - 1][j]);
+      if (c > 0 && j < out->rows[c - 1].size() && last_keys[j] == key) {
+        out->rows[c].push_back(out->rows[c - 1][j]);
         continue;
       }
       if (last_keys.size() <= j) last_keys.resize(j + 1);
@@ -290,13 +261,27 @@ Error StableCpuSampler::Verify(const sampcert_chain_batch& batch, uint64_t seed,
           return e;
         }
         Cdf cdf(v, [&](std::size_t x) { return probs[x]; });
-        it = memo.emplace(key, Target{std::move(probs), std::move(cdf)}).first;
+        out->store.push_back(Target{std::move(probs), std::move(cdf)});
+        it = memo.emplace(key, &out->store.back()).first;
       }
-      p[c].push_back(&it->second);
+      out->rows[c].push_back(it->second);
     }
   }
+  return Error{};
+}
+
+Error StableCpuSampler::Verify(const sampcert_chain_batch& batch, uint64_t seed, int64_t* accepted,
+                               int64_t* tokens) {
+  const std::size_t v = static_cast<std::size_t>(batch.vocab);
+  const std::size_t stride = static_cast<std::size_t>(batch.max_drafts) + 1;
+  // Every target row's distribution first, so that invalid input anywhere fails the call before
+  // any token is drawn; each distinct target and draft pair's residual is computed once.
+  VerifyTargets targets;
+  if (Error e = ChainTargets(batch, &targets); e.code != ErrorCode::kOk) return e;
+  std::map<std::pair<const Target*, const double*>, Cdf> residuals;
   for (std::size_t c = 0; c < batch.num_chains; ++c) {
     const sampcert_chain& ch = batch.chains[c];
+    const std::vector<const Target*>& p = targets.rows[c];
     const std::size_t k = static_cast<std::size_t>(ch.num_drafts);
     int64_t* out = tokens + c * stride;
     auto uniform = [&](std::size_t slot) {
@@ -304,7 +289,7 @@ Error StableCpuSampler::Verify(const sampcert_chain_batch& batch, uint64_t seed,
     };
     std::size_t n = 0;
     for (; n < k; ++n) {
-      const Target& target = *p[c][n];
+      const Target& target = *p[n];
       const double* q = ch.draft_probs + n * v;
       const auto d = static_cast<std::size_t>(ch.draft_tokens[n]);
       // Accept with probability min(1, p / q): u < p / q, as u * q < p (q > 0, no division).
@@ -324,7 +309,7 @@ Error StableCpuSampler::Verify(const sampcert_chain_batch& batch, uint64_t seed,
       out[n] = t;
       break;
     }
-    if (n == k) out[k] = p[c][k]->cdf.Token(uniform(2 * k + 1));
+    if (n == k) out[k] = p[k]->cdf.Token(uniform(2 * k + 1));
     accepted[c] = static_cast<int64_t>(n);
   }
   return Error{};

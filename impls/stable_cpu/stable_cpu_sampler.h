@@ -13,8 +13,7 @@
 #define SAMPCERT_IMPLS_STABLE_CPU_STABLE_CPU_SAMPLER_H_
 
 #include <cstdint>
-#include <map>
-#include <tuple>
+#include <deque>
 #include <vector>
 
 #include "sampcert/error.h"
@@ -44,6 +43,37 @@ class StableCpuSampler {
   static constexpr uint64_t kMaxDrafts = 31;
   Error Verify(const sampcert_chain_batch& batch, uint64_t seed, int64_t* accepted,
                int64_t* tokens);
+
+  // The canonical inverse CDF (DRAW-3's rule, in double) over weights by their running sums C:
+  // Token(u) is the smallest x with u * C_last < C_x (a weight of 0 never qualifies: its C_x
+  // equals the one before), the last positive weight when rounding leaves the target past the
+  // end, and -1 when every weight is 0.
+  struct Cdf {
+    std::vector<double> c;
+    int64_t last_positive = -1;
+    template <typename Weight>
+    Cdf(std::size_t v, Weight&& w) : c(v) {
+      double s = 0;
+      for (std::size_t x = 0; x < v; ++x) {
+        const double e = w(x);
+        c[x] = s += e;
+        if (e > 0) last_positive = static_cast<int64_t>(x);
+      }
+    }
+    int64_t Token(double u) const;
+  };
+  // A target row's distribution (Probabilities) and its CDF.
+  struct Target {
+    std::vector<double> p;
+    Cdf cdf;
+  };
+  // Every chain's target rows: rows[c][j] for position j + 1 of chain c, each distinct row
+  // (logits and mask buffers, parameters) computed once. Errors name the chain.
+  struct VerifyTargets {
+    std::deque<Target> store;
+    std::vector<std::vector<const Target*>> rows;
+  };
+  Error ChainTargets(const sampcert_chain_batch& batch, VerifyTargets* out);
 
  private:
   // Computes the kept weights of row r into w_ (0 for every token not drawn), their block sums

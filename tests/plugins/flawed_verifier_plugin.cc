@@ -1,0 +1,192 @@
+// Flawed speculative-decoding verifiers (issue 20): stable_cpu's sampler with its verify() replaced
+// by the one SAMPCERT_DEFECT names, each a mechanism from the public record, so that the
+// verifier family (SPEC section 15) must catch it by the property it breaks. "none" is the
+// control: stable_cpu's own exact verifier.
+//
+//   target_sample_match  accept d_j when a sample t ~ p_j equals it, else emit t: the emitted
+//                        tokens follow p_j, but the acceptance rate is sum p q, not
+//                        sum min(p, q) (the "accept when the draft equals a target sample"
+//                        verifiers of greedy-first engines, biased at T > 0). VER-3.
+//   no_residual          on a rejection, draw from p_j instead of (p_j - q_j)+ (the residual
+//                        step left out, as in early speculative-sampling ports). VER-2, VER-4.
+//   ratio_inverted       accept with min(1, q / p) instead of min(1, p / q). VER-2, VER-3.
+//   unnormalized_residual  draw the residual's inverse CDF with u in (0, 1) against the
+//                        unnormalized (p - q)+, whose sum is 1 - beta < 1: a u past the sum
+//                        finds no token and returns the "not found" id V (the recovered-token
+//                        ids >= V of public kernel threads). VER-1.
+//   bonus_from_last      when all k drafts are accepted, draw the bonus token from p_k instead of
+//                        p_{k+1} (an off-by-one in the target row index). VER-2.
+//   greedy_draft         treat the draft as one-hot at d_j (drafts sampled greedily while the
+//                        verifier assumes sampling, or q never passed): accept with p_j(d_j),
+//                        residual p_j without d_j. VER-2, VER-3.
+//   batch_position_rng   key the randomness by the chain's position in the batch instead of its
+//                        row id and draw (per-request streams read by output slot). VER-5.
+//   unchecked_draft      no validation of the drafts: q(d) = 0 or a draft that sums to 0.5 is
+//                        verified anyway. VER-INV-1.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "adapters/abi_conversions.h"
+#include "adapters/builtin_adapter.h"
+#include "impls/stable_cpu/stable_cpu_sampler.h"
+#include "sampcert/canonical_draw.h"
+
+namespace {
+
+using sampcert::Error;
+using sampcert::ErrorCode;
+using sampcert::impls::StableCpuSampler;
+
+std::string Defect() {
+  const char* d = std::getenv("SAMPCERT_DEFECT");
+  return d != nullptr ? d : "none";
+}
+
+class FlawedVerifier {
+ public:
+  static constexpr uint32_t kCapabilities = StableCpuSampler::kCapabilities;
+  static void Describe(sampcert_sampler_info* info) {
+    StableCpuSampler::Describe(info);
+    static const std::string name = "flawed_verifier_" + Defect();
+    info->name = name.c_str();
+  }
+  Error Probabilities(const sampcert_batch& batch, double* out) {
+    return inner_.Probabilities(batch, out);
+  }
+  Error Sample(const sampcert_batch& batch, uint64_t seed, uint64_t first_draw,
+               uint64_t draws_per_row, int64_t* out) {
+    return inner_.Sample(batch, seed, first_draw, draws_per_row, out);
+  }
+  Error Verify(const sampcert_chain_batch& batch, uint64_t seed, int64_t* accepted,
+               int64_t* tokens) {
+    if (defect_ == "none") return inner_.Verify(batch, seed, accepted, tokens);
+    StableCpuSampler::VerifyTargets targets;
+    if (Error e = inner_.ChainTargets(batch, &targets); e.code != ErrorCode::kOk) return e;
+    const std::size_t v = static_cast<std::size_t>(batch.vocab);
+    const std::size_t stride = static_cast<std::size_t>(batch.max_drafts) + 1;
+    std::vector<double> w(v);
+    for (std::size_t c = 0; c < batch.num_chains; ++c) {
+      const sampcert_chain& ch = batch.chains[c];
+      const auto& p = targets.rows[c];
+      const std::size_t k = static_cast<std::size_t>(ch.num_drafts);
+      int64_t* out = tokens + c * stride;
+      const uint64_t row_id = defect_ == "batch_position_rng" ? c : ch.row_id;
+      const uint64_t draw = defect_ == "batch_position_rng" ? 0 : ch.draw;
+      auto uniform = [&](std::size_t slot) {
+        return sampcert::CanonicalUniform(seed, row_id, 64 * draw + slot);
+      };
+      auto draw_from = [&](const auto& weight, double u, bool normalized) {
+        double total = 0;
+        for (std::size_t x = 0; x < v; ++x) total += w[x] = weight(x);
+        const double target = normalized ? u * total : u;
+        double s = 0;
+        for (std::size_t x = 0; x < v; ++x) {
+          s += w[x];
+          if (target < s && w[x] > 0) return static_cast<int64_t>(x);
+        }
+        return normalized ? static_cast<int64_t>(v - 1) : static_cast<int64_t>(v);  // "not found"
+      };
+      std::size_t n = 0;
+      for (; n < k; ++n) {
+        const std::vector<double>& pj = p[n]->p;
+        const double* q = ch.draft_probs + n * v;
+        const int64_t d = ch.draft_tokens[n];
+        const auto ds = static_cast<std::size_t>(d);
+        const double u = uniform(2 * n);
+        bool accept = false;
+        if (defect_ == "target_sample_match") {
+          const int64_t t = p[n]->cdf.Token(u);
+          accept = t == d;
+          if (!accept) {
+            out[n] = t;
+            break;
+          }
+        } else if (defect_ == "ratio_inverted") {
+          accept = u * pj[ds] < q[ds];
+        } else if (defect_ == "greedy_draft") {
+          accept = u < pj[ds];
+        } else if (defect_ == "unchecked_draft") {
+          accept = q[ds] <= 0 || u * q[ds] < pj[ds];
+        } else {
+          accept = u * q[ds] < pj[ds];
+        }
+        if (accept) {
+          out[n] = d;
+          continue;
+        }
+        const double u2 = uniform(2 * n + 1);
+        if (defect_ == "no_residual") {
+          out[n] = p[n]->cdf.Token(u2);
+        } else if (defect_ == "greedy_draft") {
+          out[n] = draw_from([&](std::size_t x) { return x == ds ? 0.0 : pj[x]; }, u2, true);
+        } else {
+          const bool normalized = defect_ != "unnormalized_residual";
+          out[n] = draw_from([&](std::size_t x) { return pj[x] > q[x] ? pj[x] - q[x] : 0.0; },
+                             u2, normalized);
+        }
+        break;
+      }
+      if (n == k) {
+        const std::size_t row = defect_ == "bonus_from_last" ? k - 1 : k;
+        out[k] = p[row]->cdf.Token(uniform(2 * k + 1));
+      }
+      accepted[c] = static_cast<int64_t>(n);
+    }
+    return Error{};
+  }
+
+ private:
+  StableCpuSampler inner_;
+  std::string defect_ = Defect();
+};
+
+using Api = sampcert::adapters::BuiltinApi<FlawedVerifier>;
+
+// unchecked_draft skips the drafts' validation (the shape checks stay: a null pointer would
+// crash the host's copy, which is not the defect under test).
+int32_t UncheckedVerify(sampcert_sampler* sampler, const sampcert_chain_batch* batch,
+                        uint64_t seed, int64_t* accepted, int64_t* tokens,
+                        sampcert_error* error) {
+  return sampcert::adapters::Guarded(error, [&] {
+    if (batch == nullptr || batch->chains == nullptr || batch->num_chains == 0) {
+      return Error{ErrorCode::kInvalidArgument, "no chains"};
+    }
+    for (uint64_t c = 0; c < batch->num_chains; ++c) {
+      const sampcert_chain& ch = batch->chains[c];
+      if (ch.num_drafts == 0) {
+        return Error{ErrorCode::kInvalidArgument, fmt::format("chain {}: k = 0", c),
+                     static_cast<int64_t>(c)};
+      }
+      // The ids are checked (an id past V would read past the row); the distributions are not.
+      for (uint64_t j = 0; j < ch.num_drafts; ++j) {
+        if (ch.draft_tokens[j] < 0 || static_cast<uint64_t>(ch.draft_tokens[j]) >= batch->vocab) {
+          return Error{ErrorCode::kInvalidDraft, fmt::format("chain {}: drafted id out of range", c),
+                       static_cast<int64_t>(c)};
+        }
+      }
+    }
+    return reinterpret_cast<FlawedVerifier*>(sampler)->Verify(*batch, seed, accepted, tokens);
+  });
+}
+
+}  // namespace
+
+extern "C" SAMPCERT_EXPORT int32_t sampcert_get_sampler_api(uint32_t host_major,
+                                                            uint32_t /*host_minor*/,
+                                                            const sampcert_sampler_api** out) {
+  if (out == nullptr) return SAMPCERT_STATUS_INVALID_ARGUMENT;
+  *out = nullptr;
+  if (host_major != SAMPCERT_ABI_VERSION_MAJOR) return SAMPCERT_STATUS_VERSION_MISMATCH;
+  static sampcert_sampler_api api = [] {
+    sampcert_sampler_api a = *Api::Table();
+    if (Defect() == "unchecked_draft") a.verify = &UncheckedVerify;
+    return a;
+  }();
+  *out = &api;
+  return SAMPCERT_STATUS_OK;
+}
