@@ -142,8 +142,7 @@ Error CheckChainBatch(const sampcert_chain_batch* batch, uint32_t capabilities) 
       const bool token_ok = d >= 0 && static_cast<uint64_t>(d) < v && row[d] > 0;
       if (row_known && token_ok) continue;
       const std::string what = fmt::format("chain {}, draft {}", c, j + 1);
-      Error e = row_known ? ValidateDrafted(q, d, what.c_str())
-                          : ValidateDraft(q, d, what.c_str());
+      Error e = row_known ? ValidateDrafted(q, d, what.c_str()) : ValidateDraft(q, d, what.c_str());
       if (e.code != ErrorCode::kOk) {
         e.row = ci;
         return e;

@@ -94,9 +94,8 @@ struct BuiltinApi {
     });
   }
 
-  static int32_t Verify(sampcert_sampler* sampler, const sampcert_chain_batch* batch,
-                        uint64_t seed, int64_t* accepted, int64_t* tokens,
-                        sampcert_error* error) {
+  static int32_t Verify(sampcert_sampler* sampler, const sampcert_chain_batch* batch, uint64_t seed,
+                        int64_t* accepted, int64_t* tokens, sampcert_error* error) {
     return Guarded(error, [&] {
       if (Error e = CheckChainBatch(batch, Impl::kCapabilities); e.code != ErrorCode::kOk) {
         return e;
@@ -104,7 +103,7 @@ struct BuiltinApi {
       if (sampler == nullptr || accepted == nullptr || tokens == nullptr) {
         return Error{ErrorCode::kInvalidArgument, "sampler or output buffer is null"};
       }
-      if constexpr (requires(Impl& s) { s.Verify(*batch, seed, accepted, tokens); }) {
+      if constexpr (requires(Impl & s) { s.Verify(*batch, seed, accepted, tokens); }) {
         return reinterpret_cast<Impl*>(sampler)->Verify(*batch, seed, accepted, tokens);
       } else {
         return Error{ErrorCode::kUnsupported, "verify is not implemented"};

@@ -483,9 +483,9 @@ Expected<Verified> Sampler::Verify(const ChainBatch& batch, uint64_t seed) {
     const int64_t n = out.accepted[c];
     const auto k = static_cast<int64_t>(batch.chains[c].num_drafts);
     if (n < 0 || n > k) {
-      return Error{ErrorCode::kInternal,
-                   fmt::format("verify() says chain {} accepted {} of its {} drafted tokens", c,
-                               n, k)};
+      return Error{
+          ErrorCode::kInternal,
+          fmt::format("verify() says chain {} accepted {} of its {} drafted tokens", c, n, k)};
     }
   }
   if (g_trace != nullptr) g_trace->draws += batch.chains.size();

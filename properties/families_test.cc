@@ -16,7 +16,8 @@ namespace sampcert::properties {
 namespace {
 
 constexpr ItemKind kAllKinds[] = {ItemKind::kGeneratedRows, ItemKind::kDistribution,
-                                  ItemKind::kTail, ItemKind::kPrecisionProbe, ItemKind::kDeviation};
+                                  ItemKind::kTail,          ItemKind::kPrecisionProbe,
+                                  ItemKind::kDeviation,     ItemKind::kVerify};
 
 TEST(Families, EveryKindHasExactlyOneRow) {
   EXPECT_EQ(FamilyTable().size(), std::size(kAllKinds));

@@ -172,7 +172,11 @@ std::vector<PlanItem> PlanItems(const adapters::SamplerInfo& info,
 // looks and the re-run, one rule for every drawn test (TAIL-1 and the precision probe
 // included): 4x the draws from a fresh seed, with the same looks, at the reserve's level.
 void PlanDraws(const Plan& plan, const std::optional<RowCase>& row, PlanItem* it) {
-  if (plan.options.max_draws > 0) it->draw_cap = plan.options.max_draws;
+  // A family may set its own cap first (the verifier family's, from its chains' sizes).
+  if (plan.options.max_draws > 0) {
+    it->draw_cap =
+        it->draw_cap == 0 ? plan.options.max_draws : std::min(it->draw_cap, plan.options.max_draws);
+  }
   if (plan.draw_cost_ns_per_token > 0 && row) {
     const double per_draw_ns = plan.draw_cost_ns_per_token * static_cast<double>(row->vocab());
     const double fit = std::floor(plan.profile.draw_time_target_s * 1e9 / per_draw_ns);

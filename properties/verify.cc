@@ -114,20 +114,25 @@ std::vector<ChainCase> VerifyChains(DType dtype, uint32_t caps) {
   const bool half = dtype != DType::kF32;
   // q close to p: the draft model at T = 1.25 against the target at T = 1.
   out.push_back(MakeChain("near_V64_k4", dtype, 64, 4, 1.0f, 11, kNoEdit, AtTemperature(1.25f)));
+  // A vocabulary past 4096 (tile and block sizes): the draft at T = 1.5.
+  auto tile = [&] {
+    return MakeChain("tile_V4099_k2", dtype, 4099, 2, 1.0f, 18, kNoEdit, AtTemperature(1.5f));
+  };
+  // Greedy verification (target T = 0): exact matching of the arg-max.
+  auto greedy = [&] {
+    return MakeChain("greedy_V64_k3", dtype, 64, 3, 0.0f, 22, kNoEdit, AtTemperature(1.0f));
+  };
+  const bool temperature_zero = (caps & SAMPCERT_CAP_TEMPERATURE_ZERO) != 0;
   if (half) {
-    out.push_back(
-        MakeChain("tile_V4099_k2", dtype, 4099, 2, 1.0f, 18, kNoEdit, AtTemperature(1.5f)));
-    if (caps & SAMPCERT_CAP_TEMPERATURE_ZERO) {
-      out.push_back(
-          MakeChain("greedy_V64_k3", dtype, 64, 3, 0.0f, 22, kNoEdit, AtTemperature(1.0f)));
-    }
+    out.push_back(tile());
+    if (temperature_zero) out.push_back(greedy());
     return out;
   }
   // q far from p: a uniform draft against a peaked target.
-  out.push_back(MakeChain("far_V256_k4", dtype, 256, 4, 0.7f, 12, kNoEdit,
-                          [](const RowCase& t, std::size_t) {
-                            return Normalized(std::vector<double>(t.vocab(), 1.0));
-                          }));
+  out.push_back(
+      MakeChain("far_V256_k4", dtype, 256, 4, 0.7f, 12, kNoEdit, [](const RowCase& t, std::size_t) {
+        return Normalized(std::vector<double>(t.vocab(), 1.0));
+      }));
   // q missing mass where p has it: the target's own distribution on even tokens only.
   out.push_back(MakeChain("missing_mass_V128_k3", dtype, 128, 3, 1.0f, 13, kNoEdit,
                           [](const RowCase& t, std::size_t) {
@@ -166,9 +171,7 @@ std::vector<ChainCase> VerifyChains(DType dtype, uint32_t caps) {
         w[3] = 8;
         return Normalized(std::move(w));
       }));
-  // A vocabulary past 4096 (tile and block sizes): the draft at T = 1.5.
-  out.push_back(
-      MakeChain("tile_V4099_k2", dtype, 4099, 2, 1.0f, 18, kNoEdit, AtTemperature(1.5f)));
+  out.push_back(tile());
   if (caps & SAMPCERT_CAP_TOP_K) {
     // q with mass where p has none: the target keeps its top 8, the draft spreads everywhere.
     out.push_back(MakeChain(
@@ -195,11 +198,7 @@ std::vector<ChainCase> VerifyChains(DType dtype, uint32_t caps) {
         },
         AtTemperature(1.0f)));
   }
-  if (caps & SAMPCERT_CAP_TEMPERATURE_ZERO) {
-    // Greedy verification (target T = 0): exact matching of the arg-max.
-    out.push_back(
-        MakeChain("greedy_V64_k3", dtype, 64, 3, 0.0f, 22, kNoEdit, AtTemperature(1.0f)));
-  }
+  if (temperature_zero) out.push_back(greedy());
   return out;
 }
 
@@ -210,8 +209,8 @@ std::size_t SubtestsOf(const ChainCase& c) { return 2 * c.k() + 2; }
 // A chain's trials: the G-tests of its first position and of its accepted count detect the
 // profile's TV w.p. 0.9 at their share of the last look's level (at least 4096, at most the
 // profile's draws). The plan's item carries the largest; each chain runs its own.
-uint64_t ChainTrials(const Profile& profile, const ChainLaw& law,
-                     double item_level, std::size_t subtests) {
+uint64_t ChainTrials(const Profile& profile, const ChainLaw& law, double item_level,
+                     std::size_t subtests) {
   const double share = kLookShare[kLooks - 1] * item_level / static_cast<double>(subtests) / 3;
   uint64_t need = 4096;
   for (const std::vector<long double>* null : {&law.targets.front().probs, &law.accepted_count}) {
@@ -334,9 +333,8 @@ void DrawTrials(adapters::Sampler& sampler, const ChainCase& c, const ChainLaw& 
           return;
         }
         if (x < 0 || static_cast<std::size_t>(x) >= v) {
-          tally->exact_failure =
-              fmt::format("trial {}: emitted token id {} at position {}, outside [0, {})", trial, x,
-                          j + 1, v);
+          tally->exact_failure = fmt::format(
+              "trial {}: emitted token id {} at position {}, outside [0, {})", trial, x, j + 1, v);
           return;
         }
         const KeepClass keep = law.targets[js].keep[static_cast<std::size_t>(x)];
@@ -415,17 +413,18 @@ ChainLook EvaluateLaws(const ChainCase& c, const ChainLaw& law, const Tally& t,
       const double p = BinomialTwoSidedInterval(rejected, counts.size(), 0,
                                                 static_cast<double>(k) * kRejectionFloor);
       l.look.p_value = std::min(1.0, p);
-      l.look.worst = fmt::format("binomial of the {} rejections against at most {:.0e} per "
-                                 "position",
-                                 rejected, kRejectionFloor);
+      l.look.worst = fmt::format(
+          "binomial of the {} rejections against at most {:.0e} per "
+          "position",
+          rejected, kRejectionFloor);
     }
     out.count.push_back(std::move(l));
   }
   for (std::size_t j = 0; j < k; ++j) {
     std::span<const int64_t> tokens(t.residual[j].data(), residual_n[j]);
     out.residual.push_back({fmt::format("position {}", j + 1),
-                            EvaluateDistributionLook(tokens, law.residual[j], 3, {}),
-                            tokens.size(), static_cast<int>(j)});
+                            EvaluateDistributionLook(tokens, law.residual[j], 3, {}), tokens.size(),
+                            static_cast<int>(j)});
   }
   return out;
 }
@@ -461,8 +460,7 @@ ChainRun RunChain(adapters::Sampler& sampler, const ChainCase& c, const ChainLaw
     for (const auto& r : run.tally.residual) rn.push_back(r.size());
     run.last = EvaluateLaws(c, law, run.tally, en, rn, run.tally.counts.size());
     const double level = levels[L] * share;
-    const std::vector<LawLook>* laws[3] = {&run.last.emitted, &run.last.count,
-                                           &run.last.residual};
+    const std::vector<LawLook>* laws[3] = {&run.last.emitted, &run.last.count, &run.last.residual};
     bool any = false;
     for (int i = 0; i < 3; ++i) {
       for (const LawLook& l : *laws[i]) {
@@ -478,12 +476,13 @@ ChainRun RunChain(adapters::Sampler& sampler, const ChainCase& c, const ChainLaw
 }
 
 constexpr const char* kLawIds[3] = {"VER-2", "VER-3", "VER-4"};
-constexpr const char* kLawNames[3] = {"the emitted-token law (each reached position follows "
-                                      "p_j)",
-                                      "the accepted-count law (the product of the acceptance "
-                                      "rates)",
-                                      "the residual law (a token after a rejection follows "
-                                      "(p_j - q_j)+)"};
+constexpr const char* kLawNames[3] = {
+    "the emitted-token law (each reached position follows "
+    "p_j)",
+    "the accepted-count law (the product of the acceptance "
+    "rates)",
+    "the residual law (a token after a rejection follows "
+    "(p_j - q_j)+)"};
 
 std::string DescribeChain(const ChainCase& c) {
   const RowCase& t = c.targets.front();
@@ -507,14 +506,18 @@ TestResult Skeleton(const PlanItem& item, const ChainCase& c, const char* proper
 
 void Fail(TestResult* r, std::string message, const ItemRun& run, const ChainCase& c) {
   r->status = Status::kFail;
-  r->failure = results::Failure{std::move(message), DescribeChain(c), DescribeChain(c),
-                                ReproductionCommand(run.sampler_arg, run.plan, run.item), "", ""};
+  r->failure = results::Failure{std::move(message),
+                                DescribeChain(c),
+                                DescribeChain(c),
+                                ReproductionCommand(run.sampler_arg, run.plan, run.item),
+                                "",
+                                ""};
 }
 
 std::string DescribeLawLook(const LawLook& l, const ChainCase& c) {
   const RowCase* row = l.position >= 0 ? &c.targets[static_cast<std::size_t>(l.position)] : nullptr;
-  return fmt::format("{} ({} samples): p = {:.3g} by the {}{}{}", l.what, l.samples,
-                     l.look.p_value, l.look.worst, l.look.evidence.empty() ? "" : "; ",
+  return fmt::format("{} ({} samples): p = {:.3g} by the {}{}{}", l.what, l.samples, l.look.p_value,
+                     l.look.worst, l.look.evidence.empty() ? "" : "; ",
                      DescribeEvidence(l.look.evidence, row));
 }
 
@@ -529,9 +532,13 @@ std::vector<TestResult> RunOneChain(const ItemRun& ctx, const ChainCase& c, std:
   auto law = LawOf(c, ctx.sampler.info().policies);
   if (!law.ok()) {
     support.status = Status::kFail;
-    support.failure = results::Failure{"the planned chain is invalid (a bug in sampcert): " +
-                                           law.error().message,
-                                       DescribeChain(c), DescribeChain(c), "", "", ""};
+    support.failure =
+        results::Failure{"the planned chain is invalid (a bug in sampcert): " + law.error().message,
+                         DescribeChain(c),
+                         DescribeChain(c),
+                         "",
+                         "",
+                         ""};
     return {support};
   }
   const uint64_t row_id = 1000 + index;
@@ -561,8 +568,8 @@ std::vector<TestResult> RunOneChain(const ItemRun& ctx, const ChainCase& c, std:
   ChainRun second;
   const bool rerun = first.look >= 0;
   if (rerun) {
-    second = RunChain(ctx.sampler, c, *law, Mix(item.seed, 1), row_id, rerun_looks, rerun_levels,
-                      share);
+    second =
+        RunChain(ctx.sampler, c, *law, Mix(item.seed, 1), row_id, rerun_looks, rerun_levels, share);
     support.cases += second.tally.trials;
     support.draws += second.tally.trials;
     if (second.tally.exact_failure) {
@@ -570,8 +577,8 @@ std::vector<TestResult> RunOneChain(const ItemRun& ctx, const ChainCase& c, std:
       return unreached("VER-1 failed first (in the re-run)");
     }
   }
-  support.note = fmt::format("{} trials, every emitted token in its target's support",
-                             support.cases);
+  support.note =
+      fmt::format("{} trials, every emitted token in its target's support", support.cases);
   const ChainRun& stated = rerun ? second : first;
   const double stated_level = share * (rerun ? rerun_levels.back() : levels.back());
   std::vector<TestResult> out{support};
@@ -588,8 +595,8 @@ std::vector<TestResult> RunOneChain(const ItemRun& ctx, const ChainCase& c, std:
     r.level = stated_level;
     if (worst == nullptr) {
       r.status = Status::kNotSupported;
-      r.note = i == 2 ? "no rejection is possible on this chain (p_j <= q_j nowhere)"
-                      : "no samples";
+      r.note =
+          i == 2 ? "no rejection is possible on this chain (p_j <= q_j nowhere)" : "no samples";
       if (i == 2) {
         // A rejection that happened anyway is VER-3's (the count law) business.
         r.note = "the residual is empty at every position (p = q): nothing to test";
@@ -614,8 +621,7 @@ std::vector<TestResult> RunOneChain(const ItemRun& ctx, const ChainCase& c, std:
     // Power: the detectable TV of the G-test at the deciding run's last look, on the first
     // position's (or the count's) cells.
     const double cells = static_cast<double>(worst->look.g.cells);
-    const double tv =
-        cells >= 2 ? DetectableTv(cells - 1, stated_level / 3, worst->samples) : 1.0;
+    const double tv = cells >= 2 ? DetectableTv(cells - 1, stated_level / 3, worst->samples) : 1.0;
     r.power_tv = tv;
     r.note = fmt::format("{}smallest p = {:.3g} ({}); detects TV {:.3g} at {} w.p. 0.9",
                          rerun && first.rejected[i]
@@ -627,9 +633,10 @@ std::vector<TestResult> RunOneChain(const ItemRun& ctx, const ChainCase& c, std:
       r.note += fmt::format("; capped at {} trials, its power needs {}", trials, need);
     }
     if (i == 2 && stated.tally.off_residual > 0) {
-      r.note += fmt::format("; {} rejection token(s) where p = q to the reference's precision "
-                            "left out",
-                            stated.tally.off_residual);
+      r.note += fmt::format(
+          "; {} rejection token(s) where p = q to the reference's precision "
+          "left out",
+          stated.tally.off_residual);
     }
     out.push_back(r);
   }
@@ -668,8 +675,8 @@ TestResult RunDeterminism(const ItemRun& ctx, const std::vector<ChainCase>& chai
     ++r.cases;
     if (!all.ok() || !back.ok() || !again.ok()) {
       const Error& e = !all.ok() ? all.error() : !back.ok() ? back.error() : again.error();
-      Fail(&r, fmt::format("verify() of valid chains failed: {}: {}", ErrorCodeName(e.code),
-                           e.message),
+      Fail(&r,
+           fmt::format("verify() of valid chains failed: {}: {}", ErrorCodeName(e.code), e.message),
            ctx, c);
       return r;
     }
@@ -694,16 +701,18 @@ TestResult RunDeterminism(const ItemRun& ctx, const std::vector<ChainCase>& chai
         }
       }
       if (why) {
-        Fail(&r, fmt::format("{} (trial {} of chain {}: {} accepted)", *why, t, c.name,
-                             all->accepted[t]),
+        Fail(&r,
+             fmt::format("{} (trial {} of chain {}: {} accepted)", *why, t, c.name,
+                         all->accepted[t]),
              ctx, c);
         return r;
       }
     }
   }
-  r.note = fmt::format("{} chains x {} trials: the same in a batch, alone, reversed, duplicated "
-                       "and called twice",
-                       chains.size(), kTrials + 1);
+  r.note = fmt::format(
+      "{} chains x {} trials: the same in a batch, alone, reversed, duplicated "
+      "and called twice",
+      chains.size(), kTrials + 1);
   return r;
 }
 
@@ -718,7 +727,8 @@ TestResult RunInvalid(const ItemRun& ctx, const ChainCase& c) {
   const std::size_t v = c.vocab(), k = c.k();
   const DraftSampler drafts(c);
   std::vector<int64_t> valid_drafts;
-  for (std::size_t j = 0; j < k; ++j) valid_drafts.push_back(drafts.Draft(ctx.item.seed, 3000, 0, j));
+  for (std::size_t j = 0; j < k; ++j)
+    valid_drafts.push_back(drafts.Draft(ctx.item.seed, 3000, 0, j));
   const adapters::Chain valid{views.data(), k, c.q.data(), valid_drafts.data(), 3000, 0};
   // Each case edits its own copies of the chain's draft rows, drafted tokens and target rows.
   struct Case {
@@ -743,9 +753,8 @@ TestResult RunInvalid(const ItemRun& ctx, const ChainCase& c) {
   add("a draft row summing to 0.5", ErrorCode::kInvalidDraft, [&](Case& cs) {
     for (std::size_t x = 0; x < v; ++x) cs.q[x] *= 0.5;
   });
-  add("a NaN draft probability", ErrorCode::kInvalidDraft, [&](Case& cs) {
-    cs.q[(static_cast<std::size_t>(cs.d[0]) + 1) % v] = std::nan("");
-  });
+  add("a NaN draft probability", ErrorCode::kInvalidDraft,
+      [&](Case& cs) { cs.q[(static_cast<std::size_t>(cs.d[0]) + 1) % v] = std::nan(""); });
   add("a drafted token id equal to V", ErrorCode::kInvalidDraft,
       [&](Case& cs) { cs.d[0] = static_cast<int64_t>(v); });
   add("no drafted tokens (k = 0)", ErrorCode::kInvalidArgument, [&](Case& cs) { cs.k = 0; });
@@ -763,17 +772,18 @@ TestResult RunInvalid(const ItemRun& ctx, const ChainCase& c) {
     if (got.ok()) {
       problem = "returned tokens";
     } else if (got.error().code != cs.want) {
-      problem = fmt::format("returned {} ({})", ErrorCodeName(got.error().code),
-                            got.error().message);
+      problem =
+          fmt::format("returned {} ({})", ErrorCodeName(got.error().code), got.error().message);
     } else if (got.error().row != 1) {
-      problem = fmt::format("named chain {}, not chain 1 ({})", got.error().row,
-                            got.error().message);
+      problem =
+          fmt::format("named chain {}, not chain 1 ({})", got.error().row, got.error().message);
     } else if (!ctx.sampler.last_error_problem().empty()) {
       problem = "reported its error badly: " + ctx.sampler.last_error_problem();
     }
     if (!problem.empty()) {
-      Fail(&r, fmt::format("{}: expected {} naming chain 1 of the batch, but verify() {}", cs.what,
-                           ErrorCodeName(cs.want), problem),
+      Fail(&r,
+           fmt::format("{}: expected {} naming chain 1 of the batch, but verify() {}", cs.what,
+                       ErrorCodeName(cs.want), problem),
            ctx, c);
       return r;
     }
@@ -792,10 +802,20 @@ void PlanVerify(const PlanContext& ctx, PlanItem* item) {
   const std::size_t subtests = AllSubtests(chains);
   item->subtests = static_cast<int>(subtests);
   item->required_draws = 4096;
+  // The draw budget (STAT-4b): a trial of a chain costs about k + 1 target rows of V tokens; the
+  // largest chain caps every chain's trials, like a planned row of that many tokens.
+  if (const double cost = DeclaredDrawCostNsPerToken(ctx.info); cost > 0) {
+    double tokens = 0;
+    for (const ChainCase& c : chains) {
+      tokens = std::max(tokens, static_cast<double>(c.vocab() * (c.k() + 1)));
+    }
+    const double fit = std::floor(ctx.profile.draw_time_target_s * 1e9 / (cost * tokens));
+    item->draw_cap = fit < 1 ? 1 : static_cast<uint64_t>(std::min(fit, 1e18));
+  }
   for (const ChainCase& c : chains) {
     if (auto law = LawOf(c, ctx.info.policies); law.ok()) {
-      item->required_draws = std::max(
-          item->required_draws, ChainTrials(ctx.profile, *law, item->level, subtests));
+      item->required_draws =
+          std::max(item->required_draws, ChainTrials(ctx.profile, *law, item->level, subtests));
     }
   }
 }
@@ -808,6 +828,7 @@ ResultKeys VerifyKeys(const Plan&, const PlanItem& item, const adapters::Sampler
   }
   keys.emplace_back("VER-5", "batch_and_order");
   keys.emplace_back("VER-INV-1", "invalid");
+  std::sort(keys.begin(), keys.end());
   return keys;
 }
 

@@ -20,8 +20,8 @@ Error ValidateDraftRow(std::span<const double> q, const char* what) {
   double sum = 0;
   for (std::size_t x = 0; x < q.size(); ++x) {
     if (!std::isfinite(q[x]) || q[x] < 0) {
-      return bad(fmt::format("draft probability of token {} is {} (not a finite value >= 0)", x,
-                             q[x]));
+      return bad(
+          fmt::format("draft probability of token {} is {} (not a finite value >= 0)", x, q[x]));
     }
     sum += q[x];
   }

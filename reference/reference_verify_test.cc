@@ -143,8 +143,7 @@ TEST(ValidateDraft, EveryInvalidDraftIsAnInvalidDraftError) {
             ErrorCode::kInvalidDraft);
   EXPECT_EQ(ValidateDraft(std::vector<double>{-0.5, 1.5}, 1, "d").code, ErrorCode::kInvalidDraft);
   // Within the sum tolerance: a draft normalized in double.
-  EXPECT_EQ(ValidateDraft(std::vector<double>{0.1, 0.2, 0.7 + 1e-12}, 0, "d").code,
-            ErrorCode::kOk);
+  EXPECT_EQ(ValidateDraft(std::vector<double>{0.1, 0.2, 0.7 + 1e-12}, 0, "d").code, ErrorCode::kOk);
   EXPECT_EQ(ValidateDraft(std::vector<double>{0.1, 0.2, 0.7 + 1e-8}, 0, "d").code,
             ErrorCode::kInvalidDraft);
 }

@@ -126,8 +126,8 @@ class FlawedVerifier {
           out[n] = draw_from([&](std::size_t x) { return x == ds ? 0.0 : pj[x]; }, u2, true);
         } else {
           const bool normalized = defect_ != "unnormalized_residual";
-          out[n] = draw_from([&](std::size_t x) { return pj[x] > q[x] ? pj[x] - q[x] : 0.0; },
-                             u2, normalized);
+          out[n] = draw_from([&](std::size_t x) { return pj[x] > q[x] ? pj[x] - q[x] : 0.0; }, u2,
+                             normalized);
         }
         break;
       }
@@ -149,9 +149,8 @@ using Api = sampcert::adapters::BuiltinApi<FlawedVerifier>;
 
 // unchecked_draft skips the drafts' validation (the shape checks stay: a null pointer would
 // crash the host's copy, which is not the defect under test).
-int32_t UncheckedVerify(sampcert_sampler* sampler, const sampcert_chain_batch* batch,
-                        uint64_t seed, int64_t* accepted, int64_t* tokens,
-                        sampcert_error* error) {
+int32_t UncheckedVerify(sampcert_sampler* sampler, const sampcert_chain_batch* batch, uint64_t seed,
+                        int64_t* accepted, int64_t* tokens, sampcert_error* error) {
   return sampcert::adapters::Guarded(error, [&] {
     if (batch == nullptr || batch->chains == nullptr || batch->num_chains == 0) {
       return Error{ErrorCode::kInvalidArgument, "no chains"};
@@ -165,7 +164,8 @@ int32_t UncheckedVerify(sampcert_sampler* sampler, const sampcert_chain_batch* b
       // The ids are checked (an id past V would read past the row); the distributions are not.
       for (uint64_t j = 0; j < ch.num_drafts; ++j) {
         if (ch.draft_tokens[j] < 0 || static_cast<uint64_t>(ch.draft_tokens[j]) >= batch->vocab) {
-          return Error{ErrorCode::kInvalidDraft, fmt::format("chain {}: drafted id out of range", c),
+          return Error{ErrorCode::kInvalidDraft,
+                       fmt::format("chain {}: drafted id out of range", c),
                        static_cast<int64_t>(c)};
         }
       }
