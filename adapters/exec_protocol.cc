@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <vector>
 
 namespace sampcert::adapters::exec_protocol {
 namespace {
@@ -103,6 +104,64 @@ Expected<std::string> EncodeProbabilitiesRequest(const sampcert_batch& batch) {
   return EncodeBatch(batch, StartMessage(RequestKind::kProbabilities));
 }
 
+Expected<std::string> EncodeVerifyRequest(const sampcert_chain_batch& batch, uint64_t seed) {
+  if (batch.num_chains > 0 && batch.chains == nullptr) {
+    return Error{ErrorCode::kInvalidArgument, "the batch has chains but no chain array"};
+  }
+  const std::size_t v = batch.vocab;
+  // The distinct target rows (by their buffers and parameters) and draft rows (by address).
+  std::vector<sampcert_row> rows;
+  std::vector<const double*> drafts;
+  auto row_index = [&](const sampcert_row& r) {
+    for (std::size_t i = rows.size(); i-- > 0;) {
+      const sampcert_row& o = rows[i];
+      if (o.logits == r.logits && o.mask == r.mask && o.top_k == r.top_k &&
+          std::memcmp(&o.temperature, &r.temperature, 12) == 0) {
+        return static_cast<uint64_t>(i);
+      }
+    }
+    rows.push_back(r);
+    rows.back().row_id = 0;
+    return static_cast<uint64_t>(rows.size() - 1);
+  };
+  auto draft_index = [&](const double* q) {
+    for (std::size_t i = drafts.size(); i-- > 0;) {
+      if (drafts[i] == q) return static_cast<uint64_t>(i);
+    }
+    drafts.push_back(q);
+    return static_cast<uint64_t>(drafts.size() - 1);
+  };
+  Writer chains;
+  for (uint64_t c = 0; c < batch.num_chains; ++c) {
+    const sampcert_chain& ch = batch.chains[c];
+    if (ch.num_drafts > 0 &&
+        (ch.target_rows == nullptr || ch.draft_probs == nullptr || ch.draft_tokens == nullptr)) {
+      return Error{ErrorCode::kInvalidArgument, fmt::format("chain {}: a null buffer", c)};
+    }
+    chains.Put<uint64_t>(ch.num_drafts);
+    chains.Put<uint64_t>(ch.row_id);
+    chains.Put<uint64_t>(ch.draw);
+    for (uint64_t j = 0; ch.target_rows != nullptr && j <= ch.num_drafts; ++j) {
+      chains.Put<uint64_t>(row_index(ch.target_rows[j]));
+    }
+    for (uint64_t j = 0; j < ch.num_drafts; ++j) {
+      chains.Put<uint64_t>(draft_index(ch.draft_probs + j * v));
+    }
+    for (uint64_t j = 0; j < ch.num_drafts; ++j) chains.Put<int64_t>(ch.draft_tokens[j]);
+  }
+  Writer w = StartMessage(RequestKind::kVerify);
+  w.Put<uint64_t>(seed);
+  w.Put<uint64_t>(v);
+  w.Put<uint64_t>(drafts.size());
+  w.Put<uint64_t>(batch.num_chains);
+  w.Put<uint64_t>(batch.max_drafts);
+  w.out += chains.out;
+  for (const double* q : drafts) w.out.append(reinterpret_cast<const char*>(q), v * sizeof(double));
+  const sampcert_batch targets{SAMPCERT_BATCH_STRUCT_SIZE, batch.dtype, 0, batch.vocab,
+                               rows.size(), rows.data()};
+  return EncodeBatch(targets, std::move(w));
+}
+
 std::string EncodeDestroyRequest() { return Finish(StartMessage(RequestKind::kDestroy)); }
 
 std::span<char> ReplyParser::Space() {
@@ -172,7 +231,7 @@ void ReplyParser::Complete() {
   int64_t row = -1;
   std::string message;
   if (!r.Get(&code) || !r.Get(&reserved) || !r.Get(&row) || !r.Str(&message) || !r.AtEnd() ||
-      code <= SAMPCERT_STATUS_OK || code > SAMPCERT_STATUS_OUT_OF_MEMORY) {
+      code <= SAMPCERT_STATUS_OK || code > SAMPCERT_STATUS_INVALID_DRAFT) {
     return Fail(fmt::format("protocol error: a malformed error reply (code {})", code));
   }
   error_reply_ = ErrorReply{code, row, std::move(message)};

@@ -20,7 +20,7 @@ namespace sampcert::adapters {
 
 // The protocol version this host speaks (PROTOCOL.md, "Versions").
 inline constexpr uint32_t kExecProtocolMajor = 1;
-inline constexpr uint32_t kExecProtocolMinor = 1;
+inline constexpr uint32_t kExecProtocolMinor = 2;  // MINOR 2: VERIFY
 
 namespace exec_protocol {
 
@@ -37,7 +37,8 @@ enum class RequestKind : uint32_t {
   kCreate = 2,
   kSample = 3,
   kProbabilities = 4,
-  kDestroy = 5
+  kDestroy = 5,
+  kVerify = 6,  // protocol MINOR 2 (ABI MINOR 2)
 };
 enum class ReplyKind : uint32_t { kOk = 0, kError = 1 };
 
@@ -92,6 +93,9 @@ std::string EncodeCreateRequest(const std::optional<std::string>& config);  // n
 Expected<std::string> EncodeSampleRequest(const sampcert_batch& batch, uint64_t seed,
                                           uint64_t first_draw, uint64_t draws_per_row);
 Expected<std::string> EncodeProbabilitiesRequest(const sampcert_batch& batch);
+// VERIFY (PROTOCOL.md, "VERIFY"): the chains with their distinct target rows and draft rows sent
+// once each (trials share them), chains referring to them by index.
+Expected<std::string> EncodeVerifyRequest(const sampcert_chain_batch& batch, uint64_t seed);
 std::string EncodeDestroyRequest();
 
 // The OK payload length a call accepts: exactly the bytes the host asked for (sample,
@@ -103,7 +107,7 @@ struct OkLength {
   uint64_t at_most = 0;
 };
 
-// An ERROR reply's payload: a SAMPCERT_STATUS_* code in 1..13, the row (or -1), the message.
+// An ERROR reply's payload: a SAMPCERT_STATUS_* code in 1..14, the row (or -1), the message.
 struct ErrorReply {
   int32_t code = 0;
   int64_t row = -1;

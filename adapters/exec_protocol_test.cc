@@ -233,12 +233,67 @@ TEST(ExecProtocol, MalformedErrorRepliesAreRefused) {
             "protocol error: a malformed error reply (code 11)");  // a byte after the string
   EXPECT_EQ(ErrorPayloadProblem(ErrorPayload(0, "ok?", 3)),
             "protocol error: a malformed error reply (code 0)");  // an error must not be OK
-  EXPECT_EQ(ErrorPayloadProblem(ErrorPayload(14, "new", 3)),
-            "protocol error: a malformed error reply (code 14)");  // beyond OUT_OF_MEMORY
+  EXPECT_EQ(ErrorPayloadProblem(ErrorPayload(14, "bad draft", 9)), "");  // INVALID_DRAFT (1.2)
+  EXPECT_EQ(ErrorPayloadProblem(ErrorPayload(15, "new", 3)),
+            "protocol error: a malformed error reply (code 15)");  // beyond INVALID_DRAFT
 }
 
 TEST(ExecProtocol, PrintableReplacesControlAndHighBytes) {
   EXPECT_EQ(Printable(std::string("a\tb\nc\x01\x7f\xff", 8)), "a\tb\nc???");
+}
+
+}  // namespace
+}  // namespace sampcert::adapters::exec_protocol
+
+namespace sampcert::adapters::exec_protocol {
+namespace {
+
+// VERIFY (protocol 1.2): trials that share their rows send each row and draft row once, and
+// the chain records refer to them by index; the batch of target rows comes last.
+TEST(ExecProtocol, VerifyRequestSendsSharedRowsOnce) {
+  const float logits_a[3] = {0, 1, 2}, logits_b[3] = {2, 1, 0};
+  const double q[6] = {0.5, 0.25, 0.25, 0.25, 0.25, 0.5};
+  sampcert_row rows[3] = {};
+  for (sampcert_row& r : rows) {
+    r.struct_size = SAMPCERT_ROW_STRUCT_SIZE;
+    r.temperature = 1;
+    r.top_p = 1;
+    r.logits = logits_a;
+  }
+  rows[1].logits = logits_b;
+  const int64_t drafted[2][2] = {{0, 2}, {1, 1}};
+  sampcert_chain chains[2] = {};
+  for (int c = 0; c < 2; ++c) {
+    chains[c] = {SAMPCERT_CHAIN_STRUCT_SIZE, 2, rows, q, drafted[c], 7, static_cast<uint64_t>(c)};
+  }
+  const sampcert_chain_batch batch{SAMPCERT_CHAIN_BATCH_STRUCT_SIZE, SAMPCERT_DTYPE_F32, 0, 3, 2, 2,
+                                   chains};
+  auto request = EncodeVerifyRequest(batch, 99);
+  ASSERT_TRUE(request.ok()) << request.error().message;
+  const std::string& m = *request;
+  uint32_t kind = 0;
+  std::memcpy(&kind, m.data() + 4, 4);
+  EXPECT_EQ(kind, 6u);
+  uint64_t head[6];
+  std::memcpy(head, m.data() + kHeaderBytes, sizeof head);
+  EXPECT_EQ(head[0], 99u);  // seed
+  EXPECT_EQ(head[1], 3u);   // vocab
+  EXPECT_EQ(head[2], 2u);   // two distinct draft rows (q and q + 3)
+  EXPECT_EQ(head[3], 2u);   // chains
+  EXPECT_EQ(head[4], 2u);   // max_drafts
+  // Chain 1's record: k, row id, draw, target rows 0 1 0 (rows[2] equals rows[0]), drafts 0 1,
+  // drafted tokens 1 1.
+  const std::size_t record = 8 * (3 + 3 + 2 + 2);
+  uint64_t chain1[10];
+  std::memcpy(chain1, m.data() + kHeaderBytes + 40 + record, sizeof chain1);
+  EXPECT_EQ(std::vector<uint64_t>(chain1, chain1 + 10),
+            (std::vector<uint64_t>{2, 7, 1, 0, 1, 0, 0, 1, 1, 1}));
+  // Then the two draft rows and a batch of two distinct target rows.
+  const std::size_t batch_at = kHeaderBytes + 40 + 2 * record + 6 * 8;
+  uint64_t num_rows = 0;
+  std::memcpy(&num_rows, m.data() + batch_at + 16, 8);
+  EXPECT_EQ(num_rows, 2u);
+  EXPECT_EQ(m.size(), batch_at + 24 + 2 * (kRowHeaderBytes + 12));  // header, rows, logits
 }
 
 }  // namespace

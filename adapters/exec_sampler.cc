@@ -335,6 +335,14 @@ int32_t DecodeInfoReply(Program& p, const std::string& reply, sampcert_error* er
                          p.command, major, minor, kExecProtocolMajor, kExecProtocolMinor));
     return SAMPCERT_STATUS_VERSION_MISMATCH;
   }
+  // VERIFY is protocol MINOR 2: a child of an older MINOR cannot serve the capability.
+  if (ok && minor < 2 && (i.capabilities & SAMPCERT_CAP_VERIFY) != 0) {
+    SetError(err, SAMPCERT_STATUS_INVALID_ARGUMENT, -1,
+             fmt::format("exec sampler '{}' declares verify but speaks protocol {}.{}: the "
+                         "VERIFY request is protocol 1.2",
+                         p.command, major, minor));
+    return SAMPCERT_STATUS_INVALID_ARGUMENT;
+  }
   // A newer MINOR may append fields: what follows is ignored (r.AtEnd() is not required).
   if (!ok) {
     SetError(err, SAMPCERT_STATUS_INTERNAL, -1,
@@ -488,6 +496,27 @@ int32_t Sample(sampcert_sampler* s, const sampcert_batch* batch, uint64_t seed, 
   });
 }
 
+// VERIFY (protocol MINOR 2): the reply is the accepted counts, then the tokens.
+int32_t Verify(sampcert_sampler* s, const sampcert_chain_batch* batch, uint64_t seed,
+               int64_t* accepted, int64_t* tokens, sampcert_error* err) {
+  return Guard(err, [&]() -> int32_t {
+    Instance& inst = *reinterpret_cast<Instance*>(s);
+    if (int32_t st = EnsureOwnChild(inst, err); st != SAMPCERT_STATUS_OK) return st;
+    auto request = exec_protocol::EncodeVerifyRequest(*batch, seed);
+    if (!request.ok()) return Refused(request.error(), err);
+    std::string reply;
+    const uint64_t counts = batch->num_chains * sizeof(int64_t);
+    const uint64_t bytes = counts * (batch->max_drafts + 2);
+    if (int32_t st = inst.child->Call(*request, "verify", OkLength::Exactly(bytes), &reply, err);
+        st != SAMPCERT_STATUS_OK) {
+      return st;
+    }
+    std::memcpy(accepted, reply.data(), counts);
+    std::memcpy(tokens, reply.data() + counts, bytes - counts);
+    return SAMPCERT_STATUS_OK;
+  });
+}
+
 template <int Slot>
 struct SlotTable {
   static int32_t GetInfo(sampcert_sampler_info* i, sampcert_error* e) {
@@ -504,7 +533,7 @@ struct SlotTable {
                                                 &Destroy,
                                                 &Probabilities,
                                                 &Sample,
-                                                nullptr};
+                                                &Verify};
 };
 
 template <int... I>

@@ -113,7 +113,7 @@ class ProtocolTest(unittest.TestCase):
         kind, body = self.host.call(sp.INFO, struct.pack("<II", 1, 0))
         self.assertEqual(kind, "ok")
         major, minor, n = struct.unpack_from("<III", body)
-        self.assertEqual((major, minor), (1, 1))
+        self.assertEqual((major, minor), (1, 2))
         self.assertEqual(body[12:12 + n], b"echo")
         off = 12 + n
         (m,) = struct.unpack_from("<I", body, off)
@@ -224,6 +224,66 @@ class NumpyExampleTest(unittest.TestCase):
         # Uniform over 4 tokens: every token appears, frequencies near 1/4.
         counts = np.bincount(whole[0], minlength=4)
         self.assertTrue((np.abs(counts / 1000 - 0.25) < 0.06).all(), counts)
+
+
+    def _verify_request(self, chains_spec, vocab=4):
+        """A VERIFY payload after its seed, as the host encodes it: one target row (shared by
+        every position) and one draft row, `chains_spec` a list of (k, row_id, draw, drafts)."""
+        logits = np.array([0.0, 1.0, 2.0, 3.0], "<f4")[:vocab]
+        q = np.full(vocab, 1.0 / vocab)
+        out = struct.pack("<QQQQ", vocab, 1, len(chains_spec), max(c[0] for c in chains_spec))
+        for k, row_id, draw, drafts in chains_spec:
+            out += struct.pack("<QQQ", k, row_id, draw)
+            out += np.zeros(k + 1, "<u8").tobytes() + np.zeros(k, "<u8").tobytes()
+            out += np.array(drafts, "<i8").tobytes()
+        out += q.tobytes()
+        out += struct.pack("<iIQQ", 0, 0, vocab, 1)
+        out += struct.pack("<fffIqQ", 1.0, 1.0, 0.0, sp.ROW_HAS_LOGITS, 0, 0) + logits.tobytes()
+        return memoryview(out)
+
+    def test_verify_requests_decode_with_shared_rows(self):
+        chains, max_drafts, batch = sp.decode_verify(
+            self._verify_request([(2, 5, 0, [1, 3]), (1, 5, 1, [2])]))
+        self.assertEqual(max_drafts, 2)
+        self.assertEqual(len(batch.rows), 1)
+        self.assertEqual([len(c.targets) for c in chains], [3, 2])
+        self.assertIs(chains[0].targets[0], chains[1].targets[1])  # shared objects
+        self.assertIs(chains[0].q[0], chains[1].q[0])
+        self.assertEqual(list(chains[0].drafts), [1, 3])
+        self.assertEqual((chains[1].row_id, chains[1].draw), (5, 1))
+        with self.assertRaises(sp.SamplerError) as e:
+            sp.decode_verify(self._verify_request([(0, 5, 0, [])]))
+        self.assertEqual(e.exception.code, sp.INVALID_ARGUMENT)
+
+    def test_check_chains_refuses_every_invalid_draft(self):
+        target = row([0, 1, 2, 3])
+        good = np.array([0.25, 0.25, 0.5, 0.0])
+        sp.check_chains([sp.Chain([target, target], [good], np.array([2]), 0, 0)])
+        for q, d in ((good, 3), (good, 4), (good * 0.5, 0), (np.array([np.nan, 0.5, 0.5, 0]), 1),
+                     (np.array([-0.5, 1.0, 0.5, 0.0]), 1)):
+            chain = sp.Chain([target, target], [q], np.array([d]), 0, 0)
+            with self.assertRaises(sp.SamplerError) as e:
+                sp.check_chains([sp.Chain([target, target], [good], np.array([2]), 0, 0), chain])
+            self.assertEqual((e.exception.code, e.exception.row), (sp.INVALID_DRAFT, 1), (q, d))
+
+    def test_example_verifier_follows_the_rule(self):
+        # q = p: every draft accepted, the bonus from the last row; a draft of target
+        # probability 0 (masked) never accepted, the residual token instead.
+        target = row([0, 1, 2, 3])
+        p = ex.distribution(0, target)
+        chains = [sp.Chain([target, target, target], [p, p], np.array([1, 3]), 9, t)
+                  for t in range(200)]
+        out = ex.verify(chains, 5)
+        self.assertTrue(all(len(e) == 3 and e[:2] == [1, 3] for e in out))
+        masked = dataclasses.replace(target, mask=np.array([False, True, True, True]))
+        q = np.array([0.7, 0.1, 0.1, 0.1])
+        chains = [sp.Chain([masked, masked], [q], np.array([0]), 9, t) for t in range(200)]
+        for e in ex.verify(chains, 5):
+            self.assertEqual(len(e), 1)
+            self.assertNotEqual(e[0], 0)
+        # Deterministic by (seed, row id, draw), whatever the batch.
+        again = ex.verify(chains[5:6], 5)
+        self.assertEqual(again[0], ex.verify(chains, 5)[5])
 
 
 class DeclarationsTest(unittest.TestCase):

@@ -8,7 +8,10 @@ uniform over +inf tokens), top-k / top-p / min-p on the tempered distribution wi
 renormalization between steps and tied tokens kept at a cut, then the canonical draw (SPEC
 section 9: Philox4x32-10 keyed by (seed, row_id), counter by draw index, inverse CDF in index
 order), so draw j of a row never depends on the batch or on which draws were asked before
-(random access). f32, f16 and bf16 rows, masks, batches and probabilities are declared.
+(random access). f32, f16 and bf16 rows, masks, batches and probabilities are declared, and
+speculative-decoding verification (SPEC section 15): accept a drafted token with probability
+min(1, p / q), else draw from the residual (p - q)+, with the bonus token from the last row, its
+uniforms the canonical draw's at (seed, row_id, 64 x draw + slot) like stable_cpu's.
 
 --sampler-config: none, "" or "check-config=TEXT" (create refuses anything else; TEXT is
 printed to stderr, which is how the tests see that the config arrived).
@@ -27,7 +30,7 @@ INFO = sp.Info(
     name="numpy_example",
     version="1.0",
     capabilities=["f32", "f16", "bf16", "mask", "top-k", "top-p", "min-p", "temperature-0",
-                  "probabilities", "batch"],
+                  "probabilities", "batch", "verify"],
     greedy_tie_break="uniform",
     tie_rule="keep-all",
     pipeline_order="temperature-first",
@@ -55,14 +58,19 @@ def philox4x32_10(c0, c1, c2, c3, k0, k1):
     return c0, c1
 
 
-def uniforms(seed, row_id, first_draw, n):
-    """DRAW-1/2: u = (2m + 1) / 2^53 of draws first_draw .. first_draw + n - 1."""
-    j = np.arange(n, dtype=np.uint64) + np.uint64(first_draw)
-    r0, r1 = philox4x32_10(np.full(n, row_id & 0xFFFFFFFF, np.uint64),
-                           np.full(n, row_id >> 32, np.uint64), j & M32, j >> np.uint64(32),
+def uniforms_at(seed, row_ids, draws):
+    """DRAW-1/2: u = (2m + 1) / 2^53 at each (row id, draw index) pair (uint64 arrays)."""
+    row_ids, j = np.asarray(row_ids, np.uint64), np.asarray(draws, np.uint64)
+    r0, r1 = philox4x32_10(row_ids & M32, row_ids >> np.uint64(32), j & M32, j >> np.uint64(32),
                            seed & 0xFFFFFFFF, seed >> 32)
     m = ((r0 << np.uint64(32)) | r1) >> np.uint64(12)
     return (2.0 * m.astype(np.float64) + 1.0) / 2.0**53
+
+
+def uniforms(seed, row_id, first_draw, n):
+    """The uniforms of draws first_draw .. first_draw + n - 1 of one row."""
+    j = np.arange(n, dtype=np.uint64) + np.uint64(first_draw)
+    return uniforms_at(seed, np.full(n, row_id, np.uint64), j)
 
 
 def validate(r, row):
@@ -140,6 +148,61 @@ def sample(batch, seed, first_draw, draws_per_row):
     return out
 
 
+def _cdf(w):
+    """The running sums of weights w, their total and the last token of positive weight."""
+    c = np.cumsum(w)
+    positive = np.flatnonzero(w > 0)
+    return c, float(c[-1]), int(positive[-1]) if positive.size else -1
+
+
+def _draw(cdf, u):
+    """DRAW-3's inverse CDF: the smallest i with u * total < C_i, the last positive at the end."""
+    c, total, last = cdf
+    return min(int(np.searchsorted(c, u * total, side="right")), last)
+
+
+def verify(chains, seed):
+    """SPEC section 15 on this sampler's own distributions; rows and draft rows are shared by
+    the chains of a request, so each distribution and residual is computed once."""
+    sp.check_chains(chains)
+    dists, residuals, out = {}, {}, []
+    for c, chain in enumerate(chains):
+        for row in chain.targets:  # every target row valid before any token (VER-INV-1)
+            if id(row) not in dists:
+                try:
+                    p = distribution(c, row)
+                except sp.SamplerError as e:
+                    raise sp.SamplerError(e.code, f"chain {c}: {e.message}", c)
+                dists[id(row)] = (p.tolist(), p, _cdf(p))
+    # Every chain's uniforms in one vectorized call: slot s of chain c at 64 x draw + s.
+    slots = 2 * max(len(chain.drafts) for chain in chains) + 2
+    ids = np.array([chain.row_id for chain in chains], np.uint64)
+    base = np.array([64 * chain.draw for chain in chains], np.uint64)
+    offsets = np.arange(slots, dtype=np.uint64)
+    all_u = uniforms_at(seed, np.repeat(ids, slots),
+                        (base[:, None] + offsets[None, :]).reshape(-1)).reshape(-1, slots)
+    for chain, u in zip(chains, all_u.tolist()):
+        k = len(chain.drafts)
+        emitted = []
+        for j in range(k):
+            p_list, p, p_cdf = dists[id(chain.targets[j])]
+            q, d = chain.q[j], int(chain.drafts[j])
+            if u[2 * j] * float(q[d]) < p_list[d]:  # accept with probability min(1, p / q)
+                emitted.append(d)
+                continue
+            key = (id(chain.targets[j]), id(q))
+            if key not in residuals:
+                r = np.maximum(p - q, 0.0)
+                # p = q to the last bit leaves the residual empty: the target itself.
+                residuals[key] = _cdf(r) if r.sum() > 0 else p_cdf
+            emitted.append(_draw(residuals[key], u[2 * j + 1]))
+            break
+        else:
+            emitted.append(_draw(dists[id(chain.targets[k])][2], u[2 * k + 1]))
+        out.append(emitted)
+    return out
+
+
 def create(config):
     if config is None or config == "":
         return
@@ -151,4 +214,4 @@ def create(config):
 
 
 if __name__ == "__main__":
-    sp.serve(sample, INFO, probabilities_fn=probabilities, create_fn=create)
+    sp.serve(sample, INFO, probabilities_fn=probabilities, create_fn=create, verify_fn=verify)
