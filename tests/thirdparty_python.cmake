@@ -13,6 +13,12 @@ add_test(NAME python.thirdparty_adapters
                  --unittest ${SAMPCERT_THIRDPARTY_PYTHON} torch ${tp_dir}/torch)
 set_tests_properties(python.thirdparty_adapters PROPERTIES
                      LABELS "python;thirdparty" SKIP_RETURN_CODE 77 TIMEOUT 300)
+# Direct probes of transformers' speculative-decoding verifier (the findings of its certification).
+add_test(NAME python.thirdparty_verifier_probes
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/thirdparty_python_test.py
+                 --unittest ${SAMPCERT_THIRDPARTY_PYTHON} torch,transformers ${tp_dir}/transformers)
+set_tests_properties(python.thirdparty_verifier_probes PROPERTIES
+                     LABELS "python;thirdparty;verify" SKIP_RETURN_CODE 77 TIMEOUT 300)
 # The certifications run in the dev build only: what they test is Python code that no sanitizer
 # instruments, and the host's exec: path is the sanitizer build's already
 # (exec.protocol_and_broken_samplers, conformance.exec_numpy_example.quick); twice would add
@@ -49,3 +55,15 @@ foreach(entry IN LISTS tp_certifications)
                        LABELS "thirdparty;conformance;python" SKIP_RETURN_CODE 77
                        TIMEOUT 1800 RUN_SERIAL ON)
 endforeach()
+
+# transformers' speculative-decoding verifier (_speculative_sampling, issue 20): the verifier
+# family (f32/verify, quick) against its findings file, each finding probed by the test above.
+add_test(NAME conformance.thirdparty.transformers_verifier.quick
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/thirdparty_verifier_test.py
+                 $<TARGET_FILE:sampcert> ${SAMPCERT_THIRDPARTY_PYTHON} torch,transformers
+                 ${tp_dir}/transformers/hf_verifier.py
+                 ${tp_dir}/transformers/verifier_findings.json
+                 ${CMAKE_CURRENT_BINARY_DIR}/thirdparty/transformers_verifier --torch2-squeeze)
+set_tests_properties(conformance.thirdparty.transformers_verifier.quick PROPERTIES
+                     LABELS "thirdparty;conformance;python;verify" SKIP_RETURN_CODE 77
+                     TIMEOUT 900 RUN_SERIAL ON)
