@@ -23,6 +23,9 @@
 //                        row id and draw (per-request streams read by output slot). VER-5.
 //   unchecked_draft      no validation of the drafts: q(d) = 0 or a draft that sums to 0.5 is
 //                        verified anyway. VER-INV-1.
+//   no_verify            the control without the capability: stable_cpu's sampler alone, the
+//                        baseline of the verifier family's cost (README, "Certification run
+//                        times").
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -54,6 +57,7 @@ class FlawedVerifier {
     StableCpuSampler::Describe(info);
     static const std::string name = "flawed_verifier_" + Defect();
     info->name = name.c_str();
+    if (Defect() == "no_verify") info->capabilities &= ~SAMPCERT_CAP_VERIFY;
   }
   Error Probabilities(const sampcert_batch& batch, double* out) {
     return inner_.Probabilities(batch, out);
