@@ -353,9 +353,15 @@ class GuardedVerify {
                 /*output=*/true) {
     const std::size_t v = batch.vocab;
     std::size_t rows = 0, drafts = 0;
+    // A buffer shared by chains is copied once, at the largest size any of them reads.
     for (const Chain& c : batch.chains) {
       rows += c.num_drafts + 1;
       drafts += c.num_drafts;
+      Need(c.draft_probs, c.num_drafts * v * sizeof(double));
+      for (std::size_t j = 0; j <= c.num_drafts; ++j) {
+        Need(c.targets[j].logits, v * DTypeBytes(batch.dtype));
+        Need(c.targets[j].mask, v);
+      }
     }
     rows_.reserve(rows);
     drafts_.reserve(drafts);
@@ -366,8 +372,8 @@ class GuardedVerify {
         const RowView& r = c.targets[j];
         sampcert_row a{};
         a.struct_size = SAMPCERT_ROW_STRUCT_SIZE;
-        a.logits = Copy(r.logits, v * DTypeBytes(batch.dtype));
-        a.mask = static_cast<const uint8_t*>(Copy(r.mask, v));
+        a.logits = Copy(r.logits);
+        a.mask = static_cast<const uint8_t*>(Copy(r.mask));
         a.temperature = r.temperature;
         a.top_p = r.top_p;
         a.min_p = r.min_p;
@@ -383,7 +389,7 @@ class GuardedVerify {
       a.struct_size = SAMPCERT_CHAIN_STRUCT_SIZE;
       a.num_drafts = c.num_drafts;
       a.target_rows = rows_.data() + chain_rows_[i];
-      a.draft_probs = static_cast<const double*>(Copy(c.draft_probs, c.num_drafts * v * 8));
+      a.draft_probs = static_cast<const double*>(Copy(c.draft_probs));
       a.draft_tokens = drafts_.data() + chain_drafts_[i];
       a.row_id = c.row_id;
       a.draw = c.draw;
@@ -431,16 +437,22 @@ class GuardedVerify {
   }
 
  private:
-  const void* Copy(const void* source, std::size_t bytes) {
+  void Need(const void* source, std::size_t bytes) {
+    if (source == nullptr) return;
+    std::size_t& n = sizes_[source];
+    n = std::max(n, bytes);
+  }
+  // The guarded copy of `source`, made once at the size Need() recorded.
+  const void* Copy(const void* source) {
     if (source == nullptr) return nullptr;
     auto it = index_.find(source);
     if (it != index_.end()) return copies_[it->second].second->data();
     index_.emplace(source, copies_.size());
-    copies_.emplace_back(source, std::make_unique<Guarded>(source, bytes));
+    copies_.emplace_back(source, std::make_unique<Guarded>(source, sizes_.at(source)));
     return copies_.back().second->data();
   }
   Guarded accepted_, tokens_;
-  std::map<const void*, std::size_t> index_;
+  std::map<const void*, std::size_t> index_, sizes_;
   std::vector<std::pair<const void*, std::unique_ptr<Guarded>>> copies_;
   std::vector<sampcert_row> rows_, rows_copy_;
   std::vector<int64_t> drafts_, drafts_copy_;

@@ -234,7 +234,10 @@ std::size_t AllSubtests(const std::vector<ChainCase>& chains) {
 Expected<ChainLaw> LawOf(const ChainCase& c, const Policies& policies) {
   std::vector<RowView> views;
   for (const RowCase& r : c.targets) views.push_back(r.view());
-  auto law = ComputeChainLaw(views, c.q, policies);
+  // The laws are exact (no accuracy-class tolerance, SPEC VER-STAT-1): the fp32 class's bands.
+  Policies exact = policies;
+  exact.accuracy = AccuracyClass::kF32;
+  auto law = ComputeChainLaw(views, c.q, exact);
   if (!law.ok()) return law;
   // The laws are exact where the kept sets are: a planned chain has no rounding band.
   for (std::size_t j = 0; j < law->targets.size(); ++j) {
@@ -288,9 +291,18 @@ struct Tally {
   std::vector<int64_t> counts;                 // accepted count per trial
   std::vector<std::vector<int64_t>> emitted;   // per position: tokens emitted there
   std::vector<std::vector<int64_t>> residual;  // per position: tokens emitted after a rejection
-  uint64_t off_residual = 0;  // rejection tokens where p = q to the reference's precision
+  // Rejection tokens where p = q within a sampler's fp32 rounding (kResidualSlack): the residual
+  // is empty there for the reference, not for a sampler computing p in fp32; left out of VER-4.
+  uint64_t off_residual = 0;
+  // VER-4, exact: a token emitted after a rejection where p is clearly below q, which the
+  // residual (p - q)+ never holds.
+  std::optional<std::string> residual_failure;
   std::optional<std::string> exact_failure;  // VER-1
 };
+
+// p(x) below q(x) by more than this relative share is outside the residual beyond any fp32
+// rounding of p (a sampler of the fp32 class carries p to about 2^-20 relative).
+constexpr long double kResidualSlack = 1e-5L;
 
 // Draws trials [tally->trials, n) of a chain and checks each exactly (VER-1).
 void DrawTrials(adapters::Sampler& sampler, const ChainCase& c, const ChainLaw& law,
@@ -350,8 +362,17 @@ void DrawTrials(adapters::Sampler& sampler, const ChainCase& c, const ChainLaw& 
         }
         tally->emitted[js].push_back(x);
         if (j == acc && acc < static_cast<int64_t>(k)) {
-          if (law.residual[js][static_cast<std::size_t>(x)] > 0) {
+          const auto xs = static_cast<std::size_t>(x);
+          const long double px = law.targets[js].probs[xs], qx = c.q[js * v + xs];
+          if (law.residual[js][xs] > 0) {
             tally->residual[js].push_back(x);
+          } else if (px < qx * (1 - kResidualSlack)) {
+            if (!tally->residual_failure) {
+              tally->residual_failure = fmt::format(
+                  "trial {}: after rejecting the draft at position {}, emitted token {} where "
+                  "p = {:.6g} < q = {:.6g}: the residual (p - q)+ has no mass there",
+                  trial, j + 1, x, static_cast<double>(px), static_cast<double>(qx));
+            }
           } else {
             ++tally->off_residual;
           }
@@ -532,15 +553,17 @@ std::vector<TestResult> RunOneChain(const ItemRun& ctx, const ChainCase& c, std:
                         Skeleton(item, c, "VER-4")};
   auto law = LawOf(c, ctx.sampler.info().policies);
   if (!law.ok()) {
-    support.status = Status::kFail;
-    support.failure =
-        results::Failure{"the planned chain is invalid (a bug in sampcert): " + law.error().message,
-                         DescribeChain(c),
-                         DescribeChain(c),
-                         "",
-                         "",
-                         ""};
-    return {support};
+    // Not the sampler's failure: the plan's chain has no exact law under the declaration.
+    std::vector<TestResult> out{support};
+    for (TestResult& l : laws) out.push_back(l);
+    for (TestResult& r : out) {
+      r.status = Status::kInconclusive;
+      r.note =
+          "the planned chain has no exact law under this declaration (a limit of sampcert's "
+          "plan, not the sampler's failure): " +
+          law.error().message;
+    }
+    return out;
   }
   const uint64_t row_id = 1000 + index;
   // The chain's own trials (the item's draws are the largest chain's; --max-draws caps both),
@@ -594,14 +617,18 @@ std::vector<TestResult> RunOneChain(const ItemRun& ctx, const ChainCase& c, std:
     const LawLook* worst = Worst(*(rerun ? law_looks[1] : law_looks[0]));
     r.draws = support.draws;
     r.level = stated_level;
+    // VER-4's exact part: a token after a rejection where the residual has no mass.
+    const std::optional<std::string>& outside =
+        first.tally.residual_failure ? first.tally.residual_failure : second.tally.residual_failure;
+    if (i == 2 && outside) {
+      Fail(&r, *outside, ctx, c);
+      out.push_back(r);
+      continue;
+    }
     if (worst == nullptr) {
       r.status = Status::kNotSupported;
-      r.note =
-          i == 2 ? "no rejection is possible on this chain (p_j <= q_j nowhere)" : "no samples";
-      if (i == 2) {
-        // A rejection that happened anyway is VER-3's (the count law) business.
-        r.note = "the residual is empty at every position (p = q): nothing to test";
-      }
+      // A rejection that happens anyway on p = q is VER-3's (the count law) business.
+      r.note = i == 2 ? "no token was emitted after a rejection: nothing to test" : "no samples";
       out.push_back(r);
       continue;
     }
@@ -619,25 +646,41 @@ std::vector<TestResult> RunOneChain(const ItemRun& ctx, const ChainCase& c, std:
       out.push_back(r);
       continue;
     }
-    // Power: the detectable TV of the G-test at the deciding run's last look, on the first
-    // position's (or the count's) cells.
-    const double cells = static_cast<double>(worst->look.g.cells);
-    const double tv = cells >= 2 ? DetectableTv(cells - 1, stated_level / 3, worst->samples) : 1.0;
+    // Power: the detectable TV of the G-test at the deciding run's last look, on the cells of
+    // the sub-test the plan powers (the first position, the count; VER-4's first position that
+    // has samples): later positions and residuals get the trials that reach them.
+    const LawLook& powered = *std::find_if(pick(stated.last).begin(), pick(stated.last).end(),
+                                           [](const LawLook& l) { return l.samples > 0; });
+    const double cells = static_cast<double>(powered.look.g.cells);
+    const bool binomial = i == 1 && powered.look.worst.starts_with("binomial");
+    const double tv = cells >= 2 && !binomial
+                          ? DetectableTv(cells - 1, stated_level / 3, powered.samples)
+                          : std::numeric_limits<double>::quiet_NaN();
     r.power_tv = tv;
-    r.note = fmt::format("{}smallest p = {:.3g} ({}); detects TV {:.3g} at {} w.p. 0.9",
+    r.note = fmt::format("{}smallest p = {:.3g} ({})",
                          rerun && first.rejected[i]
                              ? "the first run rejected, its re-run with 4x the trials passed; "
                              : "",
-                         worst->look.p_value, worst->what, tv, worst->what);
+                         worst->look.p_value, worst->what);
+    if (std::isfinite(tv)) {
+      r.note += fmt::format("; detects TV {:.3g} at {} ({} samples) w.p. 0.9", tv, powered.what,
+                            powered.samples);
+    }
     if (trials < need && i < 2) {
       r.status = Status::kInconclusive;
       r.note += fmt::format("; capped at {} trials, its power needs {}", trials, need);
     }
+    // A run stops at the first look where any law rejects: a law it cut short has not had its
+    // trials, so its pass says less than the plan promised.
+    const std::size_t planned_looks = (rerun ? rerun_looks : looks).size();
+    if (stated.look >= 0 && static_cast<std::size_t>(stated.look) + 1 < planned_looks) {
+      r.status = Status::kInconclusive;
+      r.note += fmt::format("; cut short at look {} of {} by another law's rejection",
+                            stated.look + 1, planned_looks);
+    }
     if (i == 2 && stated.tally.off_residual > 0) {
-      r.note += fmt::format(
-          "; {} rejection token(s) where p = q to the reference's precision "
-          "left out",
-          stated.tally.off_residual);
+      r.note += fmt::format("; {} rejection token(s) where p = q within {:.0e} left out",
+                            stated.tally.off_residual, static_cast<double>(kResidualSlack));
     }
     out.push_back(r);
   }

@@ -89,7 +89,9 @@ Expected<ChainLaw> ComputeChainLaw(std::span<const RowView> targets, std::span<c
     for (std::size_t x = 0; x < v; ++x) {
       const long double qx = q[x];
       overlap += std::min(p[x], qx);
-      if (p[x] > qx) {
+      // A difference within a double's rounding of p (q given in double from p itself, as in
+      // p = q) is no residual: beyond 2^-50 of p, it is.
+      if (p[x] - qx > 0x1p-50L * p[x]) {
         r[x] = p[x] - qx;
         positive += r[x];
       }

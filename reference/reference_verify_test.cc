@@ -95,6 +95,20 @@ TEST(ChainLaw, CountLawIsTheProductOfTheAcceptanceRates) {
   EXPECT_NEAR(static_cast<double>(total), 1.0, 1e-15);
 }
 
+TEST(ChainLaw, QEqualToPInDoubleHasNoResidual) {
+  // q is p rounded to double (the planned p = q chain): the long-double p exceeds it by
+  // rounding noise only, which is no residual.
+  const Row target = Row({0.0f, 1.0f, 2.0f, 3.0f});
+  std::vector<RowView> one{target.view()};
+  auto ref = ComputeReference(one[0], Policies{});
+  ASSERT_TRUE(ref.ok());
+  std::vector<double> q;
+  for (long double p : ref->probs) q.push_back(static_cast<double>(p));
+  const ChainLaw law = Law({target, target}, q);
+  for (long double r : law.residual[0]) EXPECT_EQ(r, 0.0L);
+  EXPECT_GT(law.acceptance[0], 1 - 1e-15L);
+}
+
 TEST(ChainLaw, Limits) {
   // Disjoint supports: top-k 1 keeps token 0; q has no mass there. Every draft is rejected and
   // the residual is p itself.

@@ -48,6 +48,8 @@ struct ChainLaw {
   // beta_j = sum_x min(p_j(x), q_j(x)), j = 1..k (index j - 1).
   std::vector<long double> acceptance;
   // r_j, normalized; all zero where p_j <= q_j everywhere (beta_j = 1: no rejection happens).
+  // p_j(x) - q_j(x) within 2^-50 of p_j(x) (a double's rounding of p_j, the q of p = q) counts
+  // as no residual mass.
   std::vector<std::vector<long double>> residual;
   // P(n = m), m = 0..k, with the drafts drawn from q.
   std::vector<long double> accepted_count;

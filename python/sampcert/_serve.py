@@ -7,7 +7,8 @@ file is executed as module `__sampcert_main__`, so an `if __name__ == "__main__"
 not run). A file that calls sampcert.certify at its top level stops loading at that call: what
 it defined before is served. The object is a function `f(batch, seed, first_draw,
 draws_per_row)` or a class, instantiated once with no arguments, with `sample` and optionally
-`probabilities(batch)`, `create(config)` and `info`. sampcert.certify writes this command; it is
+`probabilities(batch)`, `create(config)`, `verify(chains, seed)` (a speculative-decoding
+verifier, declaring "verify") and `info`. sampcert.certify writes this command; it is
 what a report's reproduction lines run.
 
 Run as a script (not with -m) so that it needs nothing on PYTHONPATH: it puts the folder that
@@ -72,9 +73,10 @@ def main() -> None:
         sample_fn = instance.sample
         probabilities_fn = getattr(instance, "probabilities", None)
         create_fn = getattr(instance, "create", None)
+        verify_fn = getattr(instance, "verify", None)
     else:
         instance = obj
-        sample_fn, probabilities_fn, create_fn = obj, None, None
+        sample_fn, probabilities_fn, create_fn, verify_fn = obj, None, None, None
     info = (protocol.Info(**json.loads(args.info)) if args.info
             else getattr(instance, "info", None))
     if info is not None and not isinstance(info, protocol.Info):
@@ -83,7 +85,7 @@ def main() -> None:
     if info is None:
         info = protocol.Info(name=args.target.rpartition(":")[2])
     protocol.serve(sample_fn, info=info, probabilities_fn=probabilities_fn, create_fn=create_fn,
-                   arrays=args.arrays)
+                   arrays=args.arrays, verify_fn=verify_fn)
 
 
 if __name__ == "__main__":

@@ -433,8 +433,8 @@ def serve(sample_fn: SampleFn, info: Info,
     verify_fn(chains, seed) verifies speculative-decoding chains (declare "verify"; SPEC section
     15): for each Chain it returns the emitted tokens, the accepted drafts then one token (the
     residual's after a rejection, the bonus after k acceptances); call check_chains(chains)
-    first to refuse invalid drafts as SPEC VER-INV-1 asks. The rows are numpy, as for sample_fn
-    with arrays="numpy" (torch tensors with arrays="torch").
+    first to refuse invalid drafts as SPEC VER-INV-1 asks. The target rows are as sample_fn's
+    (torch tensors with arrays="torch"); the draft rows chain.q stay numpy float64.
     Raise SamplerError for an error value; any other exception is returned as INTERNAL with its
     traceback's last line (and printed in full to stderr, which the host shows).
     arrays="torch" hands the functions torch tensors instead of numpy arrays, without copies:

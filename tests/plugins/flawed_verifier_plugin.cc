@@ -9,16 +9,19 @@
 //                        verifiers of greedy-first engines, biased at T > 0). VER-3.
 //   no_residual          on a rejection, draw from p_j instead of (p_j - q_j)+ (the residual
 //                        step left out, as in early speculative-sampling ports). VER-2, VER-4.
-//   ratio_inverted       accept with min(1, q / p) instead of min(1, p / q). VER-2, VER-3.
+//   ratio_inverted       accept with min(1, q / p) instead of min(1, p / q): drafts of target
+//                        probability 0 accepted too. VER-1, VER-2, VER-3.
 //   unnormalized_residual  draw the residual's inverse CDF with u in (0, 1) against the
 //                        unnormalized (p - q)+, whose sum is 1 - beta < 1: a u past the sum
 //                        finds no token and returns the "not found" id V (the recovered-token
 //                        ids >= V of public kernel threads). VER-1.
 //   bonus_from_last      when all k drafts are accepted, draw the bonus token from p_k instead of
-//                        p_{k+1} (an off-by-one in the target row index). VER-2.
+//                        p_{k+1} (an off-by-one in the target row index). VER-2, and VER-1 where
+//                        p_k keeps tokens p_{k+1} does not.
 //   greedy_draft         treat the draft as one-hot at d_j (drafts sampled greedily while the
 //                        verifier assumes sampling, or q never passed): accept with p_j(d_j),
-//                        residual p_j without d_j. VER-2, VER-3.
+//                        residual p_j without d_j. VER-3, VER-4 (its emitted tokens do follow
+//                        p_j: q p + p (1 - q) = p).
 //   batch_position_rng   key the randomness by the chain's position in the batch instead of its
 //                        row id and draw (per-request streams read by output slot). VER-5.
 //   unchecked_draft      no validation of the drafts: q(d) = 0 or a draft that sums to 0.5 is

@@ -2,7 +2,7 @@
 which expects test_correct_sampler to pass and test_top_p_drops_the_crossing_token to fail).
 
 The correct sampler is adapters/python/examples/numpy_sampler.py (f32 / f16 / bf16, masks, top-k
-/ top-p / min-p, temperature 0, probabilities). The planted bug is a classic top-p defect: the
+/ top-p / min-p, temperature 0, probabilities, speculative-decoding verification). The planted bug is a classic top-p defect: the
 token whose cumulative mass crosses p is cut instead of kept (the nucleus keeps only tokens
 whose inclusive cumulative probability is <= p), so top-p rows lose their least probable kept
 token.
@@ -26,6 +26,9 @@ class CorrectSampler:
 
     def probabilities(self, batch):
         return ns.probabilities(batch)
+
+    def verify(self, chains, seed):
+        return ns.verify(chains, seed)
 
 
 def _top_p_without_crossing_token(distribution):
@@ -58,6 +61,9 @@ class TopPBugSampler:
 
     def probabilities(self, batch):
         return self._with_bug(ns.probabilities, batch)
+
+    def verify(self, chains, seed):
+        return self._with_bug(ns.verify, chains, seed)
 
 
 def test_correct_sampler(sampcert):

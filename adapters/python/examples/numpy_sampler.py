@@ -165,6 +165,10 @@ def verify(chains, seed):
     """SPEC section 15 on this sampler's own distributions; rows and draft rows are shared by
     the chains of a request, so each distribution and residual is computed once."""
     sp.check_chains(chains)
+    for c, chain in enumerate(chains):
+        if len(chain.drafts) > 31:  # slots 0..63 of a draw: 2k + 2 of them
+            raise sp.SamplerError(sp.UNSUPPORTED, f"chain {c}: at most 31 drafted tokens, not "
+                                  f"{len(chain.drafts)}", c)
     dists, residuals, out = {}, {}, []
     for c, chain in enumerate(chains):
         for row in chain.targets:  # every target row valid before any token (VER-INV-1)
