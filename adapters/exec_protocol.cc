@@ -157,8 +157,8 @@ Expected<std::string> EncodeVerifyRequest(const sampcert_chain_batch& batch, uin
   w.Put<uint64_t>(batch.max_drafts);
   w.out += chains.out;
   for (const double* q : drafts) w.out.append(reinterpret_cast<const char*>(q), v * sizeof(double));
-  const sampcert_batch targets{SAMPCERT_BATCH_STRUCT_SIZE, batch.dtype, 0, batch.vocab,
-                               rows.size(), rows.data()};
+  const sampcert_batch targets{
+      SAMPCERT_BATCH_STRUCT_SIZE, batch.dtype, 0, batch.vocab, rows.size(), rows.data()};
   return EncodeBatch(targets, std::move(w));
 }
 

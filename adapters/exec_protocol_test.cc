@@ -232,7 +232,7 @@ TEST(ExecProtocol, MalformedErrorRepliesAreRefused) {
   EXPECT_EQ(ErrorPayloadProblem(ErrorPayload(11, "no bf16!", 7)),
             "protocol error: a malformed error reply (code 11)");  // a byte after the string
   EXPECT_EQ(ErrorPayloadProblem(ErrorPayload(0, "ok?", 3)),
-            "protocol error: a malformed error reply (code 0)");  // an error must not be OK
+            "protocol error: a malformed error reply (code 0)");         // an error must not be OK
   EXPECT_EQ(ErrorPayloadProblem(ErrorPayload(14, "bad draft", 9)), "");  // INVALID_DRAFT (1.2)
   EXPECT_EQ(ErrorPayloadProblem(ErrorPayload(15, "new", 3)),
             "protocol error: a malformed error reply (code 15)");  // beyond INVALID_DRAFT
@@ -266,8 +266,8 @@ TEST(ExecProtocol, VerifyRequestSendsSharedRowsOnce) {
   for (int c = 0; c < 2; ++c) {
     chains[c] = {SAMPCERT_CHAIN_STRUCT_SIZE, 2, rows, q, drafted[c], 7, static_cast<uint64_t>(c)};
   }
-  const sampcert_chain_batch batch{SAMPCERT_CHAIN_BATCH_STRUCT_SIZE, SAMPCERT_DTYPE_F32, 0, 3, 2, 2,
-                                   chains};
+  const sampcert_chain_batch batch{
+      SAMPCERT_CHAIN_BATCH_STRUCT_SIZE, SAMPCERT_DTYPE_F32, 0, 3, 2, 2, chains};
   auto request = EncodeVerifyRequest(batch, 99);
   ASSERT_TRUE(request.ok()) << request.error().message;
   const std::string& m = *request;
