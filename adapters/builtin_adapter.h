@@ -15,6 +15,7 @@
 #ifndef SAMPCERT_ADAPTERS_BUILTIN_ADAPTER_H_
 #define SAMPCERT_ADAPTERS_BUILTIN_ADAPTER_H_
 
+#include <concepts>
 #include <exception>
 #include <new>
 #include <string>
@@ -103,12 +104,24 @@ struct BuiltinApi {
       if (sampler == nullptr || accepted == nullptr || tokens == nullptr) {
         return Error{ErrorCode::kInvalidArgument, "sampler or output buffer is null"};
       }
-      if constexpr (requires(Impl & s) { s.Verify(*batch, seed, accepted, tokens); }) {
-        return reinterpret_cast<Impl*>(sampler)->Verify(*batch, seed, accepted, tokens);
-      } else {
-        return Error{ErrorCode::kUnsupported, "verify is not implemented"};
-      }
+      return reinterpret_cast<Impl*>(sampler)->Verify(*batch, seed, accepted, tokens);
     });
+  }
+
+  // The table's verify entry: Verify for an Impl that declares the capability (which must
+  // then implement it: checked at compile time), NULL otherwise (Verify is never instantiated).
+  static constexpr auto VerifyEntry() {
+    using Entry = decltype(sampcert_sampler_api::verify);
+    if constexpr ((Impl::kCapabilities & SAMPCERT_CAP_VERIFY) != 0) {
+      static_assert(
+          requires(Impl & s, const sampcert_chain_batch& b, int64_t* out) {
+            { s.Verify(b, uint64_t{0}, out, out) } -> std::same_as<Error>;
+          },
+          "an Impl declaring SAMPCERT_CAP_VERIFY must implement Verify");
+      return Entry{&Verify};
+    } else {
+      return Entry{nullptr};
+    }
   }
 
   static const sampcert_sampler_api* Table() {
@@ -121,7 +134,7 @@ struct BuiltinApi {
         &Destroy,
         (Impl::kCapabilities & SAMPCERT_CAP_PROBABILITIES) ? &Probabilities : nullptr,
         &Sample,
-        (Impl::kCapabilities & SAMPCERT_CAP_VERIFY) ? &Verify : nullptr,
+        VerifyEntry(),
     };
     return &api;
   }

@@ -549,8 +549,8 @@ std::vector<TestResult> RunOneChain(const ItemRun& ctx, const ChainCase& c, std:
   const double share = 1.0 / static_cast<double>(subtests);
   const PlanItem& item = ctx.item;
   TestResult support = Skeleton(item, c, "VER-1");
-  TestResult laws[3] = {Skeleton(item, c, "VER-2"), Skeleton(item, c, "VER-3"),
-                        Skeleton(item, c, "VER-4")};
+  TestResult laws[3] = {Skeleton(item, c, kLawIds[0]), Skeleton(item, c, kLawIds[1]),
+                        Skeleton(item, c, kLawIds[2])};
   auto law = LawOf(c, ctx.sampler.info().policies);
   if (!law.ok()) {
     // Not the sampler's failure: the plan's chain has no exact law under the declaration.

@@ -19,19 +19,10 @@ import sys
 sampcert, python, modules, server, findings_path, out_dir, *args = sys.argv[1:]
 
 
-def skip(why):
-    ci = os.environ.get("CI") == "true"
-    print(f"{'FAIL (CI=true: a third-party test must run)' if ci else 'SKIP'}: {why}; "
-          "install with: sudo .ci/install-deps")
-    sys.exit(1 if ci else 77)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "support"))
+import thirdparty_env  # noqa: E402
 
-
-if not os.access(python, os.X_OK):
-    skip(f"no python at {python} (the third-party virtual environment)")
-probe = subprocess.run([python, "-c", f"import {modules}"], capture_output=True, text=True,
-                       env=dict(os.environ, HF_HUB_OFFLINE="1"))
-if probe.returncode != 0:
-    skip(f"{python} cannot import {modules}: {probe.stderr.strip().splitlines()[-1:]}")
+thirdparty_env.require(python, modules)
 
 with open(findings_path) as f:
     spec = json.load(f)
