@@ -88,9 +88,9 @@ Error CheckChainBatch(const sampcert_chain_batch* batch, uint32_t capabilities) 
     return Error{ErrorCode::kInvalidArgument, std::move(what), chain};
   };
   if (batch == nullptr) return bad("chain batch is null");
-  if (batch->struct_size < SAMPCERT_CHAIN_BATCH_STRUCT_SIZE) {
+  if (batch->struct_size < SAMPCERT_CHAIN_BATCH_MINOR2_STRUCT_SIZE) {
     return bad(fmt::format("chain batch struct_size {} is smaller than {}", batch->struct_size,
-                           SAMPCERT_CHAIN_BATCH_STRUCT_SIZE));
+                           SAMPCERT_CHAIN_BATCH_MINOR2_STRUCT_SIZE));
   }
   if (batch->dtype < 0 || batch->dtype > 2) {
     return bad(fmt::format("unknown dtype code {}", batch->dtype));
@@ -102,6 +102,20 @@ Error CheckChainBatch(const sampcert_chain_batch* batch, uint32_t capabilities) 
   if (batch->vocab == 0) return Error{ErrorCode::kEmptyVocab, "vocabulary size is 0"};
   if (batch->num_chains == 0 || batch->chains == nullptr) return bad("chain batch has no chains");
   const std::size_t v = batch->vocab;
+  const sampcert_row* const* draft_rows = ChainDraftRows(*batch);
+  if (draft_rows != nullptr) {
+    if ((capabilities & SAMPCERT_CAP_VERIFY_DRAFT_LOGITS) == 0) {
+      return Error{ErrorCode::kUnsupported, "draft rows given as logits are not declared"};
+    }
+    if (batch->draft_dtype < 0 || batch->draft_dtype > 2) {
+      return bad(fmt::format("unknown draft dtype code {}", batch->draft_dtype));
+    }
+    if ((capabilities & (1u << batch->draft_dtype)) == 0) {
+      return Error{ErrorCode::kUnsupported,
+                   fmt::format("draft dtype {} is not declared",
+                               DTypeName(static_cast<DType>(batch->draft_dtype)))};
+    }
+  }
   // Trials share their draft rows: each distinct row is checked as a distribution once.
   std::vector<const double*> checked_rows;
   for (uint64_t c = 0; c < batch->num_chains; ++c) {
@@ -118,20 +132,44 @@ Error CheckChainBatch(const sampcert_chain_batch* batch, uint32_t capabilities) 
                              ch.num_drafts, batch->max_drafts),
                  ci);
     }
-    if (ch.target_rows == nullptr || ch.draft_probs == nullptr || ch.draft_tokens == nullptr) {
-      return bad(fmt::format("chain {}: a null target_rows, draft_probs or draft_tokens", c), ci);
+    const sampcert_row* drafts = draft_rows != nullptr ? draft_rows[c] : nullptr;
+    if (ch.target_rows == nullptr || ch.draft_tokens == nullptr ||
+        (draft_rows == nullptr ? ch.draft_probs == nullptr : drafts == nullptr)) {
+      return bad(fmt::format("chain {}: a null target_rows, {} or draft_tokens", c,
+                             draft_rows == nullptr ? "draft_probs" : "draft_rows"),
+                 ci);
     }
-    for (uint64_t j = 0; j <= ch.num_drafts; ++j) {
-      const sampcert_row& r = ch.target_rows[j];
+    auto check_row = [&](const sampcert_row& r, const char* what, uint64_t j) -> Error {
       if (r.struct_size < SAMPCERT_ROW_STRUCT_SIZE) {
-        return bad(fmt::format("chain {}, target row {}: struct_size {} is smaller than {}", c,
+        return bad(fmt::format("chain {}, {} row {}: struct_size {} is smaller than {}", c, what,
                                j + 1, r.struct_size, SAMPCERT_ROW_STRUCT_SIZE),
                    ci);
       }
+      if (r.logits == nullptr) {
+        return bad(fmt::format("chain {}, {} row {}: null logits", c, what, j + 1), ci);
+      }
       if (r.mask != nullptr && (capabilities & SAMPCERT_CAP_MASK) == 0) {
         return Error{ErrorCode::kUnsupported,
-                     fmt::format("chain {}, target row {}: masks are not declared", c, j + 1), ci};
+                     fmt::format("chain {}, {} row {}: masks are not declared", c, what, j + 1),
+                     ci};
       }
+      return Error{};
+    };
+    for (uint64_t j = 0; j <= ch.num_drafts; ++j) {
+      if (Error e = check_row(ch.target_rows[j], "target", j); e.code != ErrorCode::kOk) return e;
+    }
+    if (drafts != nullptr) {
+      for (uint64_t j = 0; j < ch.num_drafts; ++j) {
+        if (Error e = check_row(drafts[j], "draft", j); e.code != ErrorCode::kOk) return e;
+        const int64_t d = ch.draft_tokens[j];
+        if (d < 0 || static_cast<uint64_t>(d) >= v) {
+          return Error{
+              ErrorCode::kInvalidDraft,
+              fmt::format("chain {}, draft {}: drafted token {} is not in [0, {})", c, j + 1, d, v),
+              ci};
+        }
+      }
+      continue;
     }
     for (uint64_t j = 0; j < ch.num_drafts; ++j) {
       const double* row = ch.draft_probs + j * v;

@@ -33,7 +33,21 @@ Error CheckBatchShape(const sampcert_batch* batch, uint32_t capabilities);
 // at most max_drafts, every pointer set, every draft row a distribution with its drafted token
 // in its support. Errors name the chain in `row`; a draft that is no distribution is
 // kInvalidDraft. The target rows' own validity is the sampling semantics' (SPEC section 5).
+// Draft rows given as logits (MINOR 3) are checked for shape and declaration, and every drafted
+// token for being in [0, V); whether q_j(d_j) > 0 is for the sampler to check once it has q_j.
 Error CheckChainBatch(const sampcert_chain_batch* batch, uint32_t capabilities);
+
+// The MINOR 3 fields of a chain batch, NULL where its struct_size does not cover them.
+inline const sampcert_row* const* ChainDraftRows(const sampcert_chain_batch& batch) {
+  return batch.struct_size >= offsetof(sampcert_chain_batch, draft_rows) + sizeof(void*)
+             ? batch.draft_rows
+             : nullptr;
+}
+inline double* ChainAcceptanceOut(const sampcert_chain_batch& batch) {
+  return batch.struct_size >= offsetof(sampcert_chain_batch, out_acceptance) + sizeof(double*)
+             ? batch.out_acceptance
+             : nullptr;
+}
 
 }  // namespace sampcert::adapters
 

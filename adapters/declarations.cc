@@ -126,6 +126,8 @@ constexpr Capability kCapabilities[] = {
     {SAMPCERT_CAP_PROBABILITIES, "probabilities", "probabilities"},
     {SAMPCERT_CAP_BATCH, "batch", "batch"},
     {SAMPCERT_CAP_VERIFY, "verify", "verify"},
+    {SAMPCERT_CAP_VERIFY_DRAFT_LOGITS, "verify-draft-logits", "verify with draft logits"},
+    {SAMPCERT_CAP_VERIFY_ACCEPTANCE, "verify-acceptance", "verify's acceptance probabilities"},
 };
 
 // ---- Helpers of the codecs ----

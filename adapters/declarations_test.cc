@@ -89,7 +89,7 @@ TEST(Declarations, CapabilitiesAreTheAbiBits) {
     EXPECT_TRUE(names.insert(c.name).second) << c.name;
     all |= c.bit;
   }
-  EXPECT_EQ(all, (SAMPCERT_CAP_VERIFY << 1) - 1) << "SAMPCERT_CAP_* without a row";
+  EXPECT_EQ(all, (SAMPCERT_CAP_VERIFY_ACCEPTANCE << 1) - 1) << "SAMPCERT_CAP_* without a row";
   EXPECT_EQ(CapabilityNames(SAMPCERT_CAP_F32 | SAMPCERT_CAP_TEMPERATURE_ZERO),
             (std::vector<std::string>{"f32", "temperature-0"}));
 }

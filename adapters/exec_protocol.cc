@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "adapters/abi_conversions.h"
+
 namespace sampcert::adapters::exec_protocol {
 namespace {
 
@@ -25,8 +27,8 @@ std::string Finish(Writer w) {
 
 std::size_t ElementBytes(int32_t dtype) { return dtype == SAMPCERT_DTYPE_F32 ? 4 : 2; }
 
-// The batch's encoding (PROTOCOL.md, "Batch"), appended to `w`.
-Expected<std::string> EncodeBatch(const sampcert_batch& b, Writer w) {
+// The batch's encoding (PROTOCOL.md, "Batch"), appended to `*w`.
+Error AppendBatch(const sampcert_batch& b, Writer* out) {
   if (b.dtype != SAMPCERT_DTYPE_F32 && b.dtype != SAMPCERT_DTYPE_F16 &&
       b.dtype != SAMPCERT_DTYPE_BF16) {
     return Error{ErrorCode::kInvalidArgument,
@@ -35,6 +37,7 @@ Expected<std::string> EncodeBatch(const sampcert_batch& b, Writer w) {
   if (b.num_rows > 0 && b.rows == nullptr) {
     return Error{ErrorCode::kInvalidArgument, "the batch has rows but no row array"};
   }
+  Writer& w = *out;
   w.Put<int32_t>(b.dtype);
   w.Put<uint32_t>(0);
   w.Put<uint64_t>(b.vocab);
@@ -60,6 +63,12 @@ Expected<std::string> EncodeBatch(const sampcert_batch& b, Writer w) {
   for (uint64_t r = 0; r < b.num_rows; ++r) {
     if (b.rows[r].mask) w.out.append(reinterpret_cast<const char*>(b.rows[r].mask), b.vocab);
   }
+  return Error{};
+}
+
+// The message `w` with the batch appended, finished.
+Expected<std::string> EncodeBatch(const sampcert_batch& b, Writer w) {
+  if (Error e = AppendBatch(b, &w); e.code != ErrorCode::kOk) return e;
   return Finish(std::move(w));
 }
 
@@ -109,21 +118,24 @@ Expected<std::string> EncodeVerifyRequest(const sampcert_chain_batch& batch, uin
     return Error{ErrorCode::kInvalidArgument, "the batch has chains but no chain array"};
   }
   const std::size_t v = batch.vocab;
-  // The distinct target rows (by their buffers and parameters) and draft rows (by address).
-  std::vector<sampcert_row> rows;
+  const sampcert_row* const* draft_rows = ChainDraftRows(batch);
+  // The distinct target rows (by their buffers and parameters), and the distinct draft rows:
+  // probabilities by address, or rows of logits as the target rows.
+  std::vector<sampcert_row> rows, draft_logits;
   std::vector<const double*> drafts;
-  auto row_index = [&](const sampcert_row& r) {
-    for (std::size_t i = rows.size(); i-- > 0;) {
-      const sampcert_row& o = rows[i];
+  auto index_in = [](std::vector<sampcert_row>& list, const sampcert_row& r) {
+    for (std::size_t i = list.size(); i-- > 0;) {
+      const sampcert_row& o = list[i];
       if (o.logits == r.logits && o.mask == r.mask && o.top_k == r.top_k &&
           std::memcmp(&o.temperature, &r.temperature, 12) == 0) {
         return static_cast<uint64_t>(i);
       }
     }
-    rows.push_back(r);
-    rows.back().row_id = 0;
-    return static_cast<uint64_t>(rows.size() - 1);
+    list.push_back(r);
+    list.back().row_id = 0;
+    return static_cast<uint64_t>(list.size() - 1);
   };
+  auto row_index = [&](const sampcert_row& r) { return index_in(rows, r); };
   auto draft_index = [&](const double* q) {
     for (std::size_t i = drafts.size(); i-- > 0;) {
       if (drafts[i] == q) return static_cast<uint64_t>(i);
@@ -134,8 +146,10 @@ Expected<std::string> EncodeVerifyRequest(const sampcert_chain_batch& batch, uin
   Writer chains;
   for (uint64_t c = 0; c < batch.num_chains; ++c) {
     const sampcert_chain& ch = batch.chains[c];
+    const sampcert_row* d_rows = draft_rows != nullptr ? draft_rows[c] : nullptr;
     if (ch.num_drafts > 0 &&
-        (ch.target_rows == nullptr || ch.draft_probs == nullptr || ch.draft_tokens == nullptr)) {
+        (ch.target_rows == nullptr || ch.draft_tokens == nullptr ||
+         (draft_rows == nullptr ? ch.draft_probs == nullptr : d_rows == nullptr))) {
       return Error{ErrorCode::kInvalidArgument, fmt::format("chain {}: a null buffer", c)};
     }
     chains.Put<uint64_t>(ch.num_drafts);
@@ -145,21 +159,35 @@ Expected<std::string> EncodeVerifyRequest(const sampcert_chain_batch& batch, uin
       chains.Put<uint64_t>(row_index(ch.target_rows[j]));
     }
     for (uint64_t j = 0; j < ch.num_drafts; ++j) {
-      chains.Put<uint64_t>(draft_index(ch.draft_probs + j * v));
+      chains.Put<uint64_t>(d_rows != nullptr ? index_in(draft_logits, d_rows[j])
+                                             : draft_index(ch.draft_probs + j * v));
     }
     for (uint64_t j = 0; j < ch.num_drafts; ++j) chains.Put<int64_t>(ch.draft_tokens[j]);
   }
-  Writer w = StartMessage(RequestKind::kVerify);
+  Writer w =
+      StartMessage(draft_rows != nullptr ? RequestKind::kVerifyDraftLogits : RequestKind::kVerify);
   w.Put<uint64_t>(seed);
   w.Put<uint64_t>(v);
-  w.Put<uint64_t>(drafts.size());
+  w.Put<uint64_t>(draft_rows != nullptr ? draft_logits.size() : drafts.size());
   w.Put<uint64_t>(batch.num_chains);
   w.Put<uint64_t>(batch.max_drafts);
   w.out += chains.out;
-  for (const double* q : drafts) w.out.append(reinterpret_cast<const char*>(q), v * sizeof(double));
   const sampcert_batch targets{
       SAMPCERT_BATCH_STRUCT_SIZE, batch.dtype, 0, batch.vocab, rows.size(), rows.data()};
-  return EncodeBatch(targets, std::move(w));
+  if (draft_rows == nullptr) {
+    for (const double* q : drafts) {
+      w.out.append(reinterpret_cast<const char*>(q), v * sizeof(double));
+    }
+    return EncodeBatch(targets, std::move(w));
+  }
+  // VERIFY_DRAFT_LOGITS: the target batch's length, the target batch, the draft batch.
+  Writer target_bytes;
+  if (Error e = AppendBatch(targets, &target_bytes); e.code != ErrorCode::kOk) return e;
+  w.Put<uint64_t>(target_bytes.out.size());
+  w.out += target_bytes.out;
+  const sampcert_batch draft_batch{SAMPCERT_BATCH_STRUCT_SIZE, batch.draft_dtype,  0, batch.vocab,
+                                   draft_logits.size(),        draft_logits.data()};
+  return EncodeBatch(draft_batch, std::move(w));
 }
 
 std::string EncodeDestroyRequest() { return Finish(StartMessage(RequestKind::kDestroy)); }

@@ -20,7 +20,7 @@ namespace sampcert::adapters {
 
 // The protocol version this host speaks (PROTOCOL.md, "Versions").
 inline constexpr uint32_t kExecProtocolMajor = 1;
-inline constexpr uint32_t kExecProtocolMinor = 2;  // MINOR 2: VERIFY
+inline constexpr uint32_t kExecProtocolMinor = 3;  // MINOR 2: VERIFY; 3: draft logits, acceptance
 
 namespace exec_protocol {
 
@@ -38,7 +38,8 @@ enum class RequestKind : uint32_t {
   kSample = 3,
   kProbabilities = 4,
   kDestroy = 5,
-  kVerify = 6,  // protocol MINOR 2 (ABI MINOR 2)
+  kVerify = 6,             // protocol MINOR 2 (ABI MINOR 2)
+  kVerifyDraftLogits = 7,  // protocol MINOR 3 (ABI MINOR 3): VERIFY with draft rows of logits
 };
 enum class ReplyKind : uint32_t { kOk = 0, kError = 1 };
 
@@ -94,7 +95,8 @@ Expected<std::string> EncodeSampleRequest(const sampcert_batch& batch, uint64_t 
                                           uint64_t first_draw, uint64_t draws_per_row);
 Expected<std::string> EncodeProbabilitiesRequest(const sampcert_batch& batch);
 // VERIFY (PROTOCOL.md, "VERIFY"): the chains with their distinct target rows and draft rows sent
-// once each (trials share them), chains referring to them by index.
+// once each (trials share them), chains referring to them by index. A batch with draft rows of
+// logits (ABI MINOR 3) is a VERIFY_DRAFT_LOGITS request (protocol MINOR 3).
 Expected<std::string> EncodeVerifyRequest(const sampcert_chain_batch& batch, uint64_t seed);
 std::string EncodeDestroyRequest();
 

@@ -266,8 +266,17 @@ TEST(ExecProtocol, VerifyRequestSendsSharedRowsOnce) {
   for (int c = 0; c < 2; ++c) {
     chains[c] = {SAMPCERT_CHAIN_STRUCT_SIZE, 2, rows, q, drafted[c], 7, static_cast<uint64_t>(c)};
   }
-  const sampcert_chain_batch batch{
-      SAMPCERT_CHAIN_BATCH_STRUCT_SIZE, SAMPCERT_DTYPE_F32, 0, 3, 2, 2, chains};
+  const sampcert_chain_batch batch{SAMPCERT_CHAIN_BATCH_STRUCT_SIZE,
+                                   SAMPCERT_DTYPE_F32,
+                                   0,
+                                   3,
+                                   2,
+                                   2,
+                                   chains,
+                                   0,
+                                   0,
+                                   nullptr,
+                                   nullptr};
   auto request = EncodeVerifyRequest(batch, 99);
   ASSERT_TRUE(request.ok()) << request.error().message;
   const std::string& m = *request;
@@ -294,6 +303,73 @@ TEST(ExecProtocol, VerifyRequestSendsSharedRowsOnce) {
   std::memcpy(&num_rows, m.data() + batch_at + 16, 8);
   EXPECT_EQ(num_rows, 2u);
   EXPECT_EQ(m.size(), batch_at + 24 + 2 * (kRowHeaderBytes + 12));  // header, rows, logits
+}
+
+// VERIFY_DRAFT_LOGITS (protocol 1.3): the drafts are rows of logits, sent once each like the
+// target rows; after the chain records, the target batch's length, the target batch, then the
+// draft rows as a batch of the draft dtype.
+TEST(ExecProtocol, DraftLogitsRequestSendsTheDraftRowsAsABatch) {
+  const float logits[3] = {0, 1, 2};
+  const uint16_t draft_bits[3] = {0x3c00, 0x0000, 0xbc00};  // f16 1, 0, -1
+  sampcert_row targets[3] = {}, drafts[2] = {};
+  for (sampcert_row& r : targets) {
+    r.struct_size = SAMPCERT_ROW_STRUCT_SIZE;
+    r.temperature = 1;
+    r.top_p = 1;
+    r.logits = logits;
+  }
+  for (sampcert_row& r : drafts) {
+    r.struct_size = SAMPCERT_ROW_STRUCT_SIZE;
+    r.temperature = 0.5f;
+    r.top_p = 1;
+    r.top_k = 2;
+    r.logits = draft_bits;
+  }
+  drafts[1].temperature = 2;
+  const int64_t drafted[2] = {0, 1};
+  sampcert_chain chains[2] = {};
+  for (int c = 0; c < 2; ++c) {
+    chains[c] = {SAMPCERT_CHAIN_STRUCT_SIZE, 2, targets, nullptr, drafted, 7,
+                 static_cast<uint64_t>(c)};
+  }
+  const sampcert_row* per_chain[2] = {drafts, drafts};
+  const sampcert_chain_batch batch{SAMPCERT_CHAIN_BATCH_STRUCT_SIZE,
+                                   SAMPCERT_DTYPE_F32,
+                                   0,
+                                   3,
+                                   2,
+                                   2,
+                                   chains,
+                                   SAMPCERT_DTYPE_F16,
+                                   0,
+                                   per_chain,
+                                   nullptr};
+  auto request = EncodeVerifyRequest(batch, 5);
+  ASSERT_TRUE(request.ok()) << request.error().message;
+  const std::string& m = *request;
+  uint32_t kind = 0;
+  std::memcpy(&kind, m.data() + 4, 4);
+  EXPECT_EQ(kind, 7u);
+  uint64_t head[6];
+  std::memcpy(head, m.data() + kHeaderBytes, sizeof head);
+  EXPECT_EQ(head[2], 2u);  // two distinct draft rows (T = 0.5 and T = 2 on one buffer)
+  const std::size_t record = 8 * (3 + 3 + 2 + 2);
+  uint64_t chain1[10];
+  std::memcpy(chain1, m.data() + kHeaderBytes + 40 + record, sizeof chain1);
+  EXPECT_EQ(std::vector<uint64_t>(chain1, chain1 + 10),
+            (std::vector<uint64_t>{2, 7, 1, 0, 0, 0, 0, 1, 0, 1}));
+  const std::size_t length_at = kHeaderBytes + 40 + 2 * record;
+  uint64_t target_bytes = 0;
+  std::memcpy(&target_bytes, m.data() + length_at, 8);
+  EXPECT_EQ(target_bytes, 24 + kRowHeaderBytes + 12u);  // one distinct target row
+  const std::size_t drafts_at = length_at + 8 + target_bytes;
+  int32_t draft_dtype = -1;
+  uint64_t draft_rows = 0;
+  std::memcpy(&draft_dtype, m.data() + drafts_at, 4);
+  std::memcpy(&draft_rows, m.data() + drafts_at + 16, 8);
+  EXPECT_EQ(draft_dtype, SAMPCERT_DTYPE_F16);
+  EXPECT_EQ(draft_rows, 2u);
+  EXPECT_EQ(m.size(), drafts_at + 24 + 2 * (kRowHeaderBytes + 6));
 }
 
 }  // namespace

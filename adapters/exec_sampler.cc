@@ -19,6 +19,7 @@
 #include <optional>
 #include <span>
 
+#include "adapters/abi_conversions.h"
 #include "adapters/child_process.h"
 #include "adapters/declarations.h"
 #include "adapters/exec_protocol.h"
@@ -343,6 +344,15 @@ int32_t DecodeInfoReply(Program& p, const std::string& reply, sampcert_error* er
                          p.command, major, minor));
     return SAMPCERT_STATUS_INVALID_ARGUMENT;
   }
+  // VERIFY_DRAFT_LOGITS and the acceptance reply are protocol MINOR 3.
+  if (ok && minor < 3 &&
+      (i.capabilities & (SAMPCERT_CAP_VERIFY_DRAFT_LOGITS | SAMPCERT_CAP_VERIFY_ACCEPTANCE)) != 0) {
+    SetError(err, SAMPCERT_STATUS_INVALID_ARGUMENT, -1,
+             fmt::format("exec sampler '{}' declares verify-draft-logits or verify-acceptance but "
+                         "speaks protocol {}.{}: they are protocol 1.3",
+                         p.command, major, minor));
+    return SAMPCERT_STATUS_INVALID_ARGUMENT;
+  }
   // A newer MINOR may append fields: what follows is ignored (r.AtEnd() is not required).
   if (!ok) {
     SetError(err, SAMPCERT_STATUS_INTERNAL, -1,
@@ -496,7 +506,9 @@ int32_t Sample(sampcert_sampler* s, const sampcert_batch* batch, uint64_t seed, 
   });
 }
 
-// VERIFY (protocol MINOR 2): the reply is the accepted counts, then the tokens.
+// VERIFY (protocol MINOR 2; VERIFY_DRAFT_LOGITS, MINOR 3): the reply is the accepted counts,
+// then the tokens, then (a child declaring verify-acceptance, MINOR 3) the acceptance
+// probabilities, num_chains x max_drafts doubles.
 int32_t Verify(sampcert_sampler* s, const sampcert_chain_batch* batch, uint64_t seed,
                int64_t* accepted, int64_t* tokens, sampcert_error* err) {
   return Guard(err, [&]() -> int32_t {
@@ -507,12 +519,19 @@ int32_t Verify(sampcert_sampler* s, const sampcert_chain_batch* batch, uint64_t 
     std::string reply;
     const uint64_t counts = batch->num_chains * sizeof(int64_t);
     const uint64_t bytes = counts * (batch->max_drafts + 2);
-    if (int32_t st = inst.child->Call(*request, "verify", OkLength::Exactly(bytes), &reply, err);
+    const bool acceptance = (inst.program->info.capabilities & SAMPCERT_CAP_VERIFY_ACCEPTANCE) != 0;
+    const uint64_t acceptance_bytes =
+        acceptance ? batch->num_chains * batch->max_drafts * sizeof(double) : 0;
+    if (int32_t st = inst.child->Call(*request, "verify",
+                                      OkLength::Exactly(bytes + acceptance_bytes), &reply, err);
         st != SAMPCERT_STATUS_OK) {
       return st;
     }
     std::memcpy(accepted, reply.data(), counts);
     std::memcpy(tokens, reply.data() + counts, bytes - counts);
+    if (double* out = ChainAcceptanceOut(*batch); out != nullptr && acceptance_bytes > 0) {
+      std::memcpy(out, reply.data() + bytes, acceptance_bytes);
+    }
     return SAMPCERT_STATUS_OK;
   });
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -203,6 +204,17 @@ Expected<std::unique_ptr<Sampler>> Sampler::Open(const sampcert_sampler_api* api
                              "{} bytes) has no verify entry",
                              s->info_.name, api->abi_major, api->abi_minor, api->struct_size)};
   }
+  // ABI MINOR 3: draft logits and the acceptance output are verify's, read from fields a
+  // MINOR 2 plug-in's chain batch does not have.
+  if (s->info_.capabilities & (SAMPCERT_CAP_VERIFY_DRAFT_LOGITS | SAMPCERT_CAP_VERIFY_ACCEPTANCE)) {
+    if (!s->info_.Has(SAMPCERT_CAP_VERIFY) || api->abi_minor < 3) {
+      return Error{ErrorCode::kInvalidArgument,
+                   fmt::format("sampler '{}' declares verify-draft-logits or verify-acceptance, "
+                               "which need verify and ABI MINOR 3 (it is {}.{}{})",
+                               s->info_.name, api->abi_major, api->abi_minor,
+                               s->info_.Has(SAMPCERT_CAP_VERIFY) ? "" : ", without verify")};
+    }
+  }
   err = FreshError();
   {
     Traced t("create()");
@@ -347,41 +359,64 @@ namespace {
 // the outputs are fresh guarded buffers; Check() compares them all after the call.
 class GuardedVerify {
  public:
-  GuardedVerify(const ChainBatch& batch, std::size_t max_drafts)
+  GuardedVerify(const ChainBatch& batch, std::size_t max_drafts, bool acceptance)
       : accepted_(nullptr, batch.chains.size() * sizeof(int64_t), /*output=*/true),
         tokens_(nullptr, batch.chains.size() * (max_drafts + 1) * sizeof(int64_t),
-                /*output=*/true) {
+                /*output=*/true),
+        acceptance_(nullptr, acceptance ? batch.chains.size() * max_drafts * sizeof(double) : 0,
+                    /*output=*/true),
+        with_acceptance_(acceptance) {
+    if (acceptance) {  // NaN until written: a position the verifier leaves unwritten shows
+      std::fill_n(static_cast<double*>(acceptance_.data()), batch.chains.size() * max_drafts,
+                  std::numeric_limits<double>::quiet_NaN());
+    }
     const std::size_t v = batch.vocab;
     std::size_t rows = 0, drafts = 0;
     // A buffer shared by chains is copied once, at the largest size any of them reads.
+    const bool logits = !batch.chains.empty() && batch.chains.front().draft_rows != nullptr;
     for (const Chain& c : batch.chains) {
-      rows += c.num_drafts + 1;
+      rows += c.num_drafts + 1 + (logits ? c.num_drafts : 0);
       drafts += c.num_drafts;
       Need(c.draft_probs, c.num_drafts * v * sizeof(double));
       for (std::size_t j = 0; j <= c.num_drafts; ++j) {
         Need(c.targets[j].logits, v * DTypeBytes(batch.dtype));
         Need(c.targets[j].mask, v);
       }
+      for (std::size_t j = 0; c.draft_rows != nullptr && j < c.num_drafts; ++j) {
+        Need(c.draft_rows[j].logits, v * DTypeBytes(batch.draft_dtype));
+        Need(c.draft_rows[j].mask, v);
+      }
     }
+    // Every row struct in one vector, reserved so that pointers into it stay valid.
     rows_.reserve(rows);
     drafts_.reserve(drafts);
+    auto add_row = [&](const RowView& r) {
+      sampcert_row a{};
+      a.struct_size = SAMPCERT_ROW_STRUCT_SIZE;
+      a.logits = Copy(r.logits);
+      a.mask = static_cast<const uint8_t*>(Copy(r.mask));
+      a.temperature = r.temperature;
+      a.top_p = r.top_p;
+      a.min_p = r.min_p;
+      a.top_k = r.top_k;
+      a.row_id = r.row_id;
+      rows_.push_back(a);
+    };
+    std::vector<std::size_t> chain_draft_rows;
     for (const Chain& c : batch.chains) {
       chain_rows_.push_back(rows_.size());
       chain_drafts_.push_back(drafts_.size());
-      for (std::size_t j = 0; j <= c.num_drafts; ++j) {
-        const RowView& r = c.targets[j];
-        sampcert_row a{};
-        a.struct_size = SAMPCERT_ROW_STRUCT_SIZE;
-        a.logits = Copy(r.logits);
-        a.mask = static_cast<const uint8_t*>(Copy(r.mask));
-        a.temperature = r.temperature;
-        a.top_p = r.top_p;
-        a.min_p = r.min_p;
-        a.top_k = r.top_k;
-        a.row_id = r.row_id;
-        rows_.push_back(a);
+      for (std::size_t j = 0; j <= c.num_drafts; ++j) add_row(c.targets[j]);
+      chain_draft_rows.push_back(rows_.size());
+      for (std::size_t j = 0; logits && j < c.num_drafts; ++j) {
+        if (c.draft_rows == nullptr) break;  // a mixed batch: the sampler gets a null entry
+        add_row(c.draft_rows[j]);
       }
       drafts_.insert(drafts_.end(), c.drafts, c.drafts + c.num_drafts);
+    }
+    for (std::size_t i = 0; logits && i < batch.chains.size(); ++i) {
+      draft_row_ptrs_.push_back(
+          batch.chains[i].draft_rows != nullptr ? rows_.data() + chain_draft_rows[i] : nullptr);
     }
     for (std::size_t i = 0; i < batch.chains.size(); ++i) {
       const Chain& c = batch.chains[i];
@@ -398,13 +433,18 @@ class GuardedVerify {
     rows_copy_ = rows_;
     drafts_copy_ = drafts_;
     chains_copy_ = chains_;
+    draft_row_ptrs_copy_ = draft_row_ptrs_;
     header_ = sampcert_chain_batch{SAMPCERT_CHAIN_BATCH_STRUCT_SIZE,
                                    static_cast<int32_t>(batch.dtype),
                                    0,
                                    batch.vocab,
                                    chains_.size(),
                                    max_drafts,
-                                   chains_.data()};
+                                   chains_.data(),
+                                   logits ? static_cast<int32_t>(batch.draft_dtype) : 0,
+                                   0,
+                                   logits ? draft_row_ptrs_.data() : nullptr,
+                                   acceptance ? static_cast<double*>(acceptance_.data()) : nullptr};
     header_copy_.emplace(&header_, sizeof header_);
   }
   const sampcert_chain_batch* Header() const {
@@ -412,12 +452,14 @@ class GuardedVerify {
   }
   int64_t* accepted() const { return static_cast<int64_t*>(accepted_.data()); }
   int64_t* tokens() const { return static_cast<int64_t*>(tokens_.data()); }
+  const double* acceptance() const { return static_cast<const double*>(acceptance_.data()); }
 
   std::vector<std::string> Check() const {
     std::vector<std::string> v;
     auto add = [&](const char* what) { v.push_back(fmt::format("verify() {}", what)); };
     if (!accepted_.BeforeIntact() || !accepted_.After() || !tokens_.BeforeIntact() ||
-        !tokens_.After()) {
+        !tokens_.After() ||
+        (with_acceptance_ && (!acceptance_.BeforeIntact() || !acceptance_.After()))) {
       add("wrote outside its output buffers");
     }
     for (const auto& [source, copy] : copies_) {
@@ -428,6 +470,9 @@ class GuardedVerify {
       add("wrote into the target row structs (const inputs)");
     }
     if (drafts_ != drafts_copy_) add("wrote into the drafted tokens (a const input)");
+    if (draft_row_ptrs_ != draft_row_ptrs_copy_) {
+      add("wrote into the draft_rows pointers (const inputs)");
+    }
     if (std::memcmp(chains_.data(), chains_copy_.data(), chains_.size() * sizeof(sampcert_chain)) !=
         0) {
       add("wrote into the chain structs (const inputs)");
@@ -451,7 +496,9 @@ class GuardedVerify {
     copies_.emplace_back(source, std::make_unique<Guarded>(source, sizes_.at(source)));
     return copies_.back().second->data();
   }
-  Guarded accepted_, tokens_;
+  Guarded accepted_, tokens_, acceptance_;
+  bool with_acceptance_;
+  std::vector<const sampcert_row*> draft_row_ptrs_, draft_row_ptrs_copy_;
   std::map<const void*, std::size_t> index_, sizes_;
   std::vector<std::pair<const void*, std::unique_ptr<Guarded>>> copies_;
   std::vector<sampcert_row> rows_, rows_copy_;
@@ -470,9 +517,15 @@ Expected<Verified> Sampler::Verify(const ChainBatch& batch, uint64_t seed) {
     return Error{ErrorCode::kUnsupported,
                  fmt::format("sampler '{}' does not declare verify", info_.name)};
   }
+  const bool logits = !batch.chains.empty() && batch.chains.front().draft_rows != nullptr;
+  if (logits && !info_.Has(SAMPCERT_CAP_VERIFY_DRAFT_LOGITS)) {
+    return Error{ErrorCode::kUnsupported,
+                 fmt::format("sampler '{}' does not declare verify-draft-logits", info_.name)};
+  }
   std::size_t max_drafts = 0;
   for (const Chain& c : batch.chains) max_drafts = std::max(max_drafts, c.num_drafts);
-  GuardedVerify call(batch, max_drafts);
+  const bool acceptance = info_.Has(SAMPCERT_CAP_VERIFY_ACCEPTANCE);
+  GuardedVerify call(batch, max_drafts, acceptance);
   sampcert_error err = FreshError();
   int32_t st;
   {
@@ -491,6 +544,7 @@ Expected<Verified> Sampler::Verify(const ChainBatch& batch, uint64_t seed) {
   const std::size_t chains = batch.chains.size();
   out.accepted.assign(call.accepted(), call.accepted() + chains);
   out.tokens.assign(call.tokens(), call.tokens() + chains * out.stride);
+  if (acceptance) out.acceptance.assign(call.acceptance(), call.acceptance() + chains * max_drafts);
   for (std::size_t c = 0; c < chains; ++c) {
     const int64_t n = out.accepted[c];
     const auto k = static_cast<int64_t>(batch.chains[c].num_drafts);

@@ -30,25 +30,33 @@ struct Batch {
 // One speculative-decoding chain (SPEC section 15): k drafted tokens against k + 1 target rows.
 // A view: every buffer (the target rows, their logits and masks, the draft probabilities, the
 // drafted tokens) is the caller's, and chains may share them.
+// The drafts are either k x vocab probabilities (draft_probs) or, ABI MINOR 3, k draft rows of
+// logits with their own parameters (draft_rows, of the batch's draft_dtype); in a batch, every
+// chain gives them the same way.
 struct Chain {
   const RowView* targets = nullptr;     // k + 1, the batch's dtype and vocab
   std::size_t num_drafts = 0;           // k
-  const double* draft_probs = nullptr;  // k x vocab, row-major
+  const double* draft_probs = nullptr;  // k x vocab, row-major; nullptr with draft_rows
   const int64_t* drafts = nullptr;      // k
   uint64_t row_id = 0;
   uint64_t draw = 0;
+  const RowView* draft_rows = nullptr;  // k, the batch's draft_dtype and vocab; or nullptr
 };
 struct ChainBatch {
   DType dtype = DType::kF32;
   std::size_t vocab = 0;
   std::vector<Chain> chains;
+  DType draft_dtype = DType::kF32;  // of the chains' draft_rows
 };
 // What verify() returned: per chain c the accepted count n and its emitted tokens
-// tokens[c * stride .. c * stride + n] (stride = the batch's largest k, plus 1).
+// tokens[c * stride .. c * stride + n] (stride = the batch's largest k, plus 1); with
+// SAMPCERT_CAP_VERIFY_ACCEPTANCE, the acceptance probabilities of the positions it decided,
+// acceptance[c * (stride - 1) + j] for j = 0 .. min(n, k - 1) (empty otherwise).
 struct Verified {
   std::vector<int64_t> accepted;
   std::vector<int64_t> tokens;
   std::size_t stride = 0;
+  std::vector<double> acceptance;
   std::span<const int64_t> Emitted(std::size_t c) const {
     return {tokens.data() + c * stride, static_cast<std::size_t>(accepted[c] + 1)};
   }

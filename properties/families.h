@@ -34,7 +34,7 @@ enum class ItemKind : uint8_t {
   kTail,            // TAIL-1 on a planned tail row
   kPrecisionProbe,  // DIST-1 on the precision probe, planned for its own alternative
   kDeviation,       // DEV-1: a declared deviation, reported with its size
-  kVerify,          // VER-1..VER-5, VER-INV-1: a speculative-decoding verifier's planned chains
+  kVerify,          // VER-1..VER-6, VER-INV-1: a speculative-decoding verifier's planned chains
 };
 
 struct Profile;
@@ -189,6 +189,7 @@ inline constexpr PropertyLine kVerifyProperties[] = {
     {"VER-3", "the accepted count follows the product of the acceptance rates"},
     {"VER-4", "a token emitted after a rejection follows the residual (p_j - q_j)+"},
     {"VER-5", "the same chain gives the same result alone, batched, reordered, twice"},
+    {"VER-6", "the reported acceptance probabilities are min(1, p_j / q_j) within tolerance"},
     {"VER-INV-1", "an invalid chain returns the right error, naming the chain"},
 };
 

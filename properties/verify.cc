@@ -37,6 +37,7 @@
 #include "sampcert/canonical_draw.h"
 #include "sampcert/reference_verify.h"
 #include "sampcert/sampler_abi.h"
+#include "sampcert/tolerance.h"
 
 namespace sampcert::properties {
 
@@ -45,14 +46,26 @@ using results::TestResult;
 
 namespace {
 
-// One planned chain: k + 1 target rows, k draft rows.
+// One planned chain: k + 1 target rows, k draft distributions, given to the verifier as
+// probabilities or (ABI MINOR 3) as draft rows of logits whose distributions they are.
 struct ChainCase {
   std::string name;
   std::vector<RowCase> targets;
-  std::vector<double> q;  // k x V
+  std::vector<double> q;            // k x V: the draft distributions, the suite's truth
+  std::vector<RowCase> draft_rows;  // k rows of logits, or empty: q is given as probabilities
+  std::string draft_problem;        // a draft row without an exact law under the declaration
+  std::vector<ReferenceDistribution> draft_refs;  // the draft rows' references (their q)
   std::size_t k() const { return targets.size() - 1; }
   std::size_t vocab() const { return targets.front().vocab(); }
+  bool logits() const { return !draft_rows.empty(); }
 };
+
+// The laws are exact (no accuracy-class tolerance, SPEC VER-STAT-1): the fp32 class's bands.
+Policies ExactPolicies(const Policies& declared) {
+  Policies exact = declared;
+  exact.accuracy = AccuracyClass::kF32;
+  return exact;
+}
 
 // A draft distribution: the reference distribution of a draft row (its own logits and
 // temperature, SPEC's exact semantics), in double, renormalized in double.
@@ -96,6 +109,44 @@ ChainCase MakeChain(std::string name, DType dtype, std::size_t v, std::size_t k,
 
 const auto kNoEdit = [](RowCase&, std::size_t) {};
 
+// The chain of `k` positions whose drafts are rows of logits (SPEC VER-IN-1, ABI MINOR 3): draft
+// row j is target row j's logits scaled by 0.8 and shifted per token (a draft model that
+// roughly agrees), in `draft_dtype`, with `params` setting its temperature and truncation; q_j
+// is its reference distribution under the sampler's declared policies. A draft row with a
+// rounding band (a kept set the declaration leaves open) has no exact q: draft_problem says so.
+template <typename Params>
+ChainCase MakeLogitsChain(std::string name, DType dtype, DType draft_dtype, std::size_t v,
+                          std::size_t k, float t, uint64_t seed, const Policies& policies,
+                          Params&& params) {
+  ChainCase c = MakeChain(std::move(name), dtype, v, k, t, seed, kNoEdit,
+                          [](const RowCase&, std::size_t) { return std::vector<double>{}; });
+  for (std::size_t j = 0; j < k; ++j) {
+    const RowCase& target = c.targets[j];
+    std::vector<float> logits(v);
+    for (std::size_t x = 0; x < v; ++x) {
+      logits[x] = 0.8f * target.Logit(x) + 0.25f * static_cast<float>((x * 37 + j * 11) % 7);
+    }
+    RowCase d = MakeRow(draft_dtype, logits, 1.0f, 0);
+    params(d, j);
+    std::vector<double> q(v, 0.0);
+    auto ref = ComputeReference(d.view(), ExactPolicies(policies));
+    if (!ref.ok()) {
+      c.draft_problem = fmt::format("draft row {}: {}", j + 1, ref.error().message);
+    } else {
+      if (std::ranges::find(ref->keep, KeepClass::kMayKeep) != ref->keep.end()) {
+        c.draft_problem = fmt::format("draft row {} has a rounding band", j + 1);
+      }
+      double sum = 0;
+      for (std::size_t x = 0; x < v; ++x) sum += q[x] = static_cast<double>(ref->probs[x]);
+      for (double& e : q) e /= sum;
+      c.draft_refs.push_back(*std::move(ref));
+    }
+    c.q.insert(c.q.end(), q.begin(), q.end());
+    c.draft_rows.push_back(std::move(d));
+  }
+  return c;
+}
+
 // The draft at another temperature of the target's own logits (q near p, or far from it).
 auto AtTemperature(float t) {
   return [t](const RowCase& target, std::size_t) {
@@ -107,8 +158,40 @@ auto AtTemperature(float t) {
   };
 }
 
-// The planned chains of a dtype under the declared capabilities (SPEC VER-PLAN-1).
-std::vector<ChainCase> VerifyChains(DType dtype, uint32_t caps) {
+// The draft-logits chains (SPEC VER-PLAN-1), for a verifier declaring verify-draft-logits: each
+// dtype's drafts at another temperature; f32 targets also with f16 and bf16 drafts, each with a
+// truncation step of its own where declared.
+void AddLogitsChains(DType dtype, uint32_t caps, const Policies& policies,
+                     std::vector<ChainCase>* out) {
+  if ((caps & SAMPCERT_CAP_VERIFY_DRAFT_LOGITS) == 0) return;
+  if (dtype != DType::kF32) {
+    out->push_back(MakeLogitsChain("draft_logits_V64_k2", dtype, dtype, 64, 2, 1.0f, 31, policies,
+                                   [](RowCase& d, std::size_t) { d.temperature = 1.3f; }));
+    return;
+  }
+  out->push_back(MakeLogitsChain("draft_logits_V64_k3", dtype, dtype, 64, 3, 1.0f, 32, policies,
+                                 [&](RowCase& d, std::size_t) {
+                                   d.temperature = 0.9f;
+                                   if (caps & SAMPCERT_CAP_TOP_K) d.top_k = 16;
+                                 }));
+  if (caps & SAMPCERT_CAP_F16) {
+    out->push_back(MakeLogitsChain("draft_f16_V128_k2", dtype, DType::kF16, 128, 2, 0.8f, 33,
+                                   policies, [&](RowCase& d, std::size_t) {
+                                     d.temperature = 1.2f;
+                                     if (caps & SAMPCERT_CAP_TOP_P) d.top_p = 0.9f;
+                                   }));
+  }
+  if (caps & SAMPCERT_CAP_BF16) {
+    out->push_back(MakeLogitsChain("draft_bf16_V96_k2", dtype, DType::kBF16, 96, 2, 1.0f, 34,
+                                   policies, [&](RowCase& d, std::size_t) {
+                                     if (caps & SAMPCERT_CAP_MIN_P) d.min_p = 0.02f;
+                                   }));
+  }
+}
+
+// The planned chains of a dtype under the declared capabilities and policies (SPEC
+// VER-PLAN-1).
+std::vector<ChainCase> VerifyChains(DType dtype, uint32_t caps, const Policies& policies) {
   std::vector<ChainCase> out;
   // fp16 / bf16: the chains whose laws the dtype's rounding can move (the same laws on rounded
   // logits), not the whole f32 set: a row's dtype changes its logits, not the verifier's rule.
@@ -127,6 +210,7 @@ std::vector<ChainCase> VerifyChains(DType dtype, uint32_t caps) {
   if (half) {
     out.push_back(tile());
     if (temperature_zero) out.push_back(greedy());
+    AddLogitsChains(dtype, caps, policies, &out);
     return out;
   }
   // q far from p: a uniform draft against a peaked target.
@@ -200,6 +284,7 @@ std::vector<ChainCase> VerifyChains(DType dtype, uint32_t caps) {
         AtTemperature(1.0f)));
   }
   if (temperature_zero) out.push_back(greedy());
+  AddLogitsChains(dtype, caps, policies, &out);
   return out;
 }
 
@@ -234,10 +319,10 @@ std::size_t AllSubtests(const std::vector<ChainCase>& chains) {
 Expected<ChainLaw> LawOf(const ChainCase& c, const Policies& policies) {
   std::vector<RowView> views;
   for (const RowCase& r : c.targets) views.push_back(r.view());
-  // The laws are exact (no accuracy-class tolerance, SPEC VER-STAT-1): the fp32 class's bands.
-  Policies exact = policies;
-  exact.accuracy = AccuracyClass::kF32;
-  auto law = ComputeChainLaw(views, c.q, exact);
+  if (!c.draft_problem.empty()) {
+    return Error{ErrorCode::kInternal, fmt::format("chain {}: {}", c.name, c.draft_problem)};
+  }
+  auto law = ComputeChainLaw(views, c.q, ExactPolicies(policies));
   if (!law.ok()) return law;
   // The laws are exact where the kept sets are: a planned chain has no rounding band.
   for (std::size_t j = 0; j < law->targets.size(); ++j) {
@@ -285,6 +370,57 @@ class DraftSampler {
   std::vector<std::vector<double>> cdf_;
 };
 
+// What a chain's verify() calls point into: its target rows and draft rows as views.
+struct ChainViews {
+  std::vector<RowView> targets, drafts;
+  explicit ChainViews(const ChainCase& c) {
+    for (const RowCase& r : c.targets) targets.push_back(r.view());
+    for (const RowCase& r : c.draft_rows) drafts.push_back(r.view());
+  }
+  adapters::Chain Make(const ChainCase& c, const int64_t* d, uint64_t row_id, uint64_t draw) const {
+    return {targets.data(), c.k(), c.logits() ? nullptr : c.q.data(),   d,
+            row_id,         draw,  c.logits() ? drafts.data() : nullptr};
+  }
+  static adapters::ChainBatch Batch(const ChainCase& c) {
+    return {c.targets.front().dtype,
+            c.vocab(),
+            {},
+            c.logits() ? c.draft_rows.front().dtype : DType::kF32};
+  }
+};
+
+// VER-6's tolerance on one acceptance probability a = min(1, p(d) / q(d)) (SPEC VER-6): p(d) is
+// a probability the sampler computes, within TOL-3's relative bound of the declared class (or,
+// below the class's floor, its absolute bound); q(d) too when the draft is given as logits (as
+// probabilities it is the caller's double). min(1, .) is 1-Lipschitz, so the ratio's bound holds
+// for a: |a' - a| <= min(1, r) (e_p + e_q) + abs_p / q(d), plus 1e-12 for the division.
+double AcceptanceTolerance(const AccuracyParams& acc, const ReferenceDistribution& target,
+                           const ReferenceDistribution* draft, double q, std::size_t d) {
+  auto rel = [&](const ReferenceDistribution& r, long double prob) {
+    return prob >= acc.prob_floor
+               ? ProbabilityRelTolerance(acc, static_cast<double>(r.log_weights[d]), r.probs.size())
+               : 0.0;
+  };
+  const long double p = target.probs[d];
+  const double e_p = rel(target, p), abs_p = p < acc.prob_floor ? acc.abs_below_floor : 0.0;
+  double e_q = 0, abs_q = 0;
+  if (draft != nullptr) {
+    e_q = rel(*draft, draft->probs[d]);
+    abs_q = draft->probs[d] < acc.prob_floor ? acc.abs_below_floor : 0.0;
+  }
+  const double r = static_cast<double>(p) / q;
+  // A draft probability known only to abs_q: the ratio's relative error grows by abs_q / q.
+  return std::min(1.0, r) * (e_p + e_q + abs_q / q) + abs_p / q + 1e-12;
+}
+
+// VER-6's state over a run: what was checked, the worst error relative to its tolerance, the
+// first error past it.
+struct AcceptanceTally {
+  uint64_t checked = 0;
+  double worst = 0;
+  std::optional<std::string> failure;
+};
+
 // What the trials of one run of a chain produced, in trial order.
 struct Tally {
   uint64_t trials = 0;
@@ -298,6 +434,7 @@ struct Tally {
   // residual (p - q)+ never holds.
   std::optional<std::string> residual_failure;
   std::optional<std::string> exact_failure;  // VER-1
+  AcceptanceTally acceptance;                // VER-6 (declared verify-acceptance only)
 };
 
 // p(x) below q(x) by more than this relative share is outside the residual beyond any fp32
@@ -305,24 +442,28 @@ struct Tally {
 constexpr long double kResidualSlack = 1e-5L;
 
 // Draws trials [tally->trials, n) of a chain and checks each exactly (VER-1).
+// VER-6 checks every decided position's acceptance probability when `accuracy` is set (declared
+// verify-acceptance), against the reference's min(1, p / q) within AcceptanceTolerance.
 void DrawTrials(adapters::Sampler& sampler, const ChainCase& c, const ChainLaw& law,
                 const DraftSampler& drafts, uint64_t seed, uint64_t row_id, uint64_t n,
-                Tally* tally) {
+                const AccuracyParams* accuracy, Tally* tally) {
   const std::size_t v = c.vocab(), k = c.k();
   tally->emitted.resize(k + 1);
   tally->residual.resize(k);
-  std::vector<RowView> views;
-  for (const RowCase& r : c.targets) views.push_back(r.view());
+  const ChainViews views(c);
   constexpr uint64_t kChunk = 2048;
   std::vector<int64_t> drafted(kChunk * k);
+  // VER-6: min(1, p / q) and its tolerance per (position, drafted token), NaN until needed.
+  std::vector<std::pair<double, double>> expected(accuracy != nullptr ? k * v : 0,
+                                                  {std::numeric_limits<double>::quiet_NaN(), 0.0});
   while (tally->trials < n && !tally->exact_failure) {
     const uint64_t first = tally->trials, m = std::min(kChunk, n - first);
-    adapters::ChainBatch batch{c.targets.front().dtype, v, {}};
+    adapters::ChainBatch batch = ChainViews::Batch(c);
     batch.chains.reserve(m);
     for (uint64_t t = first; t < first + m; ++t) {
       int64_t* d = drafted.data() + (t - first) * k;
       for (std::size_t j = 0; j < k; ++j) d[j] = drafts.Draft(Mix(seed, 2), row_id, t, j);
-      batch.chains.push_back({views.data(), k, c.q.data(), d, row_id, t});
+      batch.chains.push_back(views.Make(c, d, row_id, t));
     }
     auto got = sampler.Verify(batch, seed);
     if (!got.ok()) {
@@ -385,6 +526,31 @@ void DrawTrials(adapters::Sampler& sampler, const ChainCase& c, const ChainLaw& 
         return;
       }
       tally->counts.push_back(acc);
+      if (accuracy != nullptr && !got->acceptance.empty()) {
+        const std::size_t decided = std::min<std::size_t>(static_cast<std::size_t>(acc) + 1, k);
+        for (std::size_t j = 0; j < decided; ++j) {
+          const auto ds = static_cast<std::size_t>(d[j]);
+          const double a = got->acceptance[i * (got->stride - 1) + j];
+          const std::span<const double> qj(c.q.data() + j * v, v);
+          auto& [want, tol] = expected[j * v + ds];
+          if (std::isnan(want)) {  // each (position, drafted token) once
+            want = static_cast<double>(AcceptanceProbability(law.targets[j].probs, qj, d[j]));
+            tol = AcceptanceTolerance(*accuracy, law.targets[j],
+                                      c.logits() ? &c.draft_refs[j] : nullptr, qj[ds], ds);
+          }
+          ++tally->acceptance.checked;
+          const double err = std::isfinite(a) ? std::abs(a - want) : HUGE_VAL;
+          tally->acceptance.worst = std::max(tally->acceptance.worst, err / tol);
+          if (!(err <= tol) && !tally->acceptance.failure) {
+            tally->acceptance.failure = fmt::format(
+                "trial {}: at position {} the verifier gave acceptance probability {:.9g} for "
+                "drafted token {}, where min(1, p / q) = min(1, {:.6g} / {:.6g}) = {:.9g} (error "
+                "{:.3g}, tolerance {:.3g}){}",
+                trial, j + 1, a, d[j], static_cast<double>(law.targets[j].probs[ds]), qj[ds], want,
+                err, tol, std::isnan(a) ? ": not written" : "");
+          }
+        }
+      }
     }
     tally->trials += m;
   }
@@ -471,11 +637,11 @@ struct ChainRun {
 
 ChainRun RunChain(adapters::Sampler& sampler, const ChainCase& c, const ChainLaw& law,
                   uint64_t seed, uint64_t row_id, const std::vector<uint64_t>& looks,
-                  const std::vector<double>& levels, double share) {
+                  const std::vector<double>& levels, double share, const AccuracyParams* accuracy) {
   ChainRun run;
   const DraftSampler drafts(c);
   for (std::size_t L = 0; L < looks.size(); ++L) {
-    DrawTrials(sampler, c, law, drafts, seed, row_id, looks[L], &run.tally);
+    DrawTrials(sampler, c, law, drafts, seed, row_id, looks[L], accuracy, &run.tally);
     if (run.tally.exact_failure) return run;
     std::vector<std::size_t> en, rn;
     for (const auto& e : run.tally.emitted) en.push_back(e.size());
@@ -543,7 +709,7 @@ std::string DescribeLawLook(const LawLook& l, const ChainCase& c) {
                      DescribeEvidence(l.look.evidence, row));
 }
 
-// The chains' statistical results (VER-1..VER-4) of one chain.
+// The chains' results of one chain: VER-1..VER-4, and VER-6 where declared.
 std::vector<TestResult> RunOneChain(const ItemRun& ctx, const ChainCase& c, std::size_t index,
                                     std::size_t subtests) {
   const double share = 1.0 / static_cast<double>(subtests);
@@ -551,11 +717,15 @@ std::vector<TestResult> RunOneChain(const ItemRun& ctx, const ChainCase& c, std:
   TestResult support = Skeleton(item, c, "VER-1");
   TestResult laws[3] = {Skeleton(item, c, kLawIds[0]), Skeleton(item, c, kLawIds[1]),
                         Skeleton(item, c, kLawIds[2])};
+  const bool with_acceptance = ctx.sampler.info().Has(SAMPCERT_CAP_VERIFY_ACCEPTANCE);
+  std::vector<TestResult> exact_laws;  // VER-6, decided with VER-1's trials
+  if (with_acceptance) exact_laws.push_back(Skeleton(item, c, "VER-6"));
   auto law = LawOf(c, ctx.sampler.info().policies);
   if (!law.ok()) {
     // Not the sampler's failure: the plan's chain has no exact law under the declaration.
     std::vector<TestResult> out{support};
     for (TestResult& l : laws) out.push_back(l);
+    for (TestResult& l : exact_laws) out.push_back(l);
     for (TestResult& r : out) {
       r.status = Status::kInconclusive;
       r.note =
@@ -573,12 +743,20 @@ std::vector<TestResult> RunOneChain(const ItemRun& ctx, const ChainCase& c, std:
   const std::vector<uint64_t> looks = LookDraws(trials), rerun_looks = LookDraws(4 * trials);
   const std::vector<double> levels = LookLevels(trials, item.level),
                             rerun_levels = LookLevels(4 * trials, item.rerun_level);
-  ChainRun first = RunChain(ctx.sampler, c, *law, item.seed, row_id, looks, levels, share);
+  const AccuracyParams* accuracy =
+      with_acceptance ? &AccuracyFor(ctx.sampler.info().policies.accuracy) : nullptr;
+  ChainRun first =
+      RunChain(ctx.sampler, c, *law, item.seed, row_id, looks, levels, share, accuracy);
   support.cases = first.tally.trials;
   support.draws = first.tally.trials;
   auto unreached = [&](const std::string& why) {
     std::vector<TestResult> out{support};
     for (TestResult& l : laws) {
+      l.status = Status::kInconclusive;
+      l.note = fmt::format("not reached on chain {}: {}", c.name, why);
+      out.push_back(l);
+    }
+    for (TestResult& l : exact_laws) {
       l.status = Status::kInconclusive;
       l.note = fmt::format("not reached on chain {}: {}", c.name, why);
       out.push_back(l);
@@ -592,8 +770,8 @@ std::vector<TestResult> RunOneChain(const ItemRun& ctx, const ChainCase& c, std:
   ChainRun second;
   const bool rerun = first.look >= 0;
   if (rerun) {
-    second =
-        RunChain(ctx.sampler, c, *law, Mix(item.seed, 1), row_id, rerun_looks, rerun_levels, share);
+    second = RunChain(ctx.sampler, c, *law, Mix(item.seed, 1), row_id, rerun_looks, rerun_levels,
+                      share, accuracy);
     support.cases += second.tally.trials;
     support.draws += second.tally.trials;
     if (second.tally.exact_failure) {
@@ -684,6 +862,22 @@ std::vector<TestResult> RunOneChain(const ItemRun& ctx, const ChainCase& c, std:
     }
     out.push_back(r);
   }
+  // VER-6 (exact): every decided position's acceptance probability, over both runs.
+  for (TestResult& r : exact_laws) {
+    const AcceptanceTally* runs[2] = {&first.tally.acceptance, &second.tally.acceptance};
+    r.cases = runs[0]->checked + runs[1]->checked;
+    r.draws = support.draws;
+    const double worst = std::max(runs[0]->worst, runs[1]->worst);
+    if (const auto& f = runs[0]->failure ? runs[0]->failure : runs[1]->failure; f) {
+      Fail(&r, *f, ctx, c);
+    } else {
+      r.note = fmt::format(
+          "{} acceptance probabilities, each within its tolerance of min(1, p / q) (the "
+          "largest error {:.3g} of its tolerance)",
+          r.cases, worst);
+    }
+    out.push_back(r);
+  }
   return out;
 }
 
@@ -705,17 +899,16 @@ TestResult RunDeterminism(const ItemRun& ctx, const std::vector<ChainCase>& chai
       ++skipped;
       continue;
     }
-    std::vector<RowView> views;
-    for (const RowCase& t : c.targets) views.push_back(t.view());
+    const ChainViews views(c);
     const DraftSampler drafts(c);
     std::vector<int64_t> drafted(kTrials * c.k());
-    adapters::ChainBatch batch{c.targets.front().dtype, c.vocab(), {}};
+    adapters::ChainBatch batch = ChainViews::Batch(c);
     for (uint64_t t = 0; t < kTrials; ++t) {
       int64_t* d = drafted.data() + t * c.k();
       for (std::size_t j = 0; j < c.k(); ++j) {
         d[j] = drafts.Draft(Mix(ctx.item.seed, 3), 2000 + i, t, j);
       }
-      batch.chains.push_back({views.data(), c.k(), c.q.data(), d, 2000 + i, t});
+      batch.chains.push_back(views.Make(c, d, 2000 + i, t));
     }
     batch.chains.push_back(batch.chains.front());  // a duplicate, last
     auto all = ctx.sampler.Verify(batch, ctx.item.seed);
@@ -745,7 +938,7 @@ TestResult RunDeterminism(const ItemRun& ctx, const std::vector<ChainCase>& chai
       } else if (t == n - 1 && !same(*all, 0)) {
         why = "a duplicated chain (the same inputs, seed, row id and draw) gave a different result";
       } else if (t == 0 || t == 5) {
-        adapters::ChainBatch alone{batch.dtype, batch.vocab, {batch.chains[t]}};
+        adapters::ChainBatch alone{batch.dtype, batch.vocab, {batch.chains[t]}, batch.draft_dtype};
         auto one = ctx.sampler.Verify(alone, ctx.item.seed);
         if (!one.ok() || !same(*one, 0)) {
           why = "the chain verified alone gave a different result than in its batch";
@@ -771,8 +964,40 @@ TestResult RunDeterminism(const ItemRun& ctx, const std::vector<ChainCase>& chai
   return r;
 }
 
-// VER-INV-1: invalid chains are errors with the right code, naming the chain.
-TestResult RunInvalid(const ItemRun& ctx, const ChainCase& c) {
+// VER-INV-1 with the drafts as logits: a drafted token outside its draft row's kept set (q = 0
+// there), second in a batch after a valid chain, is kInvalidDraft naming chain 1. Empty when
+// it is, else what the verifier did.
+std::string InvalidLogitsDraft(const ItemRun& ctx, const ChainCase& c) {
+  const ChainViews views(c);
+  const DraftSampler drafts(c);
+  std::vector<int64_t> valid, outside;
+  for (std::size_t j = 0; j < c.k(); ++j) valid.push_back(drafts.Draft(ctx.item.seed, 3001, 0, j));
+  outside = valid;
+  const std::size_t v = c.vocab();
+  for (std::size_t x = 0; x < v; ++x) {
+    if (c.q[x] == 0) {
+      outside[0] = static_cast<int64_t>(x);
+      break;
+    }
+  }
+  adapters::ChainBatch batch = ChainViews::Batch(c);
+  batch.chains = {views.Make(c, valid.data(), 3001, 0), views.Make(c, outside.data(), 3001, 1)};
+  auto got = ctx.sampler.Verify(batch, ctx.item.seed);
+  if (got.ok()) return "returned tokens";
+  if (got.error().code != ErrorCode::kInvalidDraft) {
+    return fmt::format("returned {} ({})", ErrorCodeName(got.error().code), got.error().message);
+  }
+  if (got.error().row != 1) {
+    return fmt::format("named chain {}, not chain 1 ({})", got.error().row, got.error().message);
+  }
+  return ctx.sampler.last_error_problem().empty()
+             ? ""
+             : "reported its error badly: " + ctx.sampler.last_error_problem();
+}
+
+// VER-INV-1: invalid chains are errors with the right code, naming the chain. `logits`: a
+// draft-logits chain whose first draft row drops some token, or nullptr.
+TestResult RunInvalid(const ItemRun& ctx, const ChainCase& c, const ChainCase* logits) {
   TestResult r;
   r.property = "VER-INV-1";
   r.dtype = ctx.item.dtype;
@@ -843,6 +1068,17 @@ TestResult RunInvalid(const ItemRun& ctx, const ChainCase& c) {
       return r;
     }
   }
+  if (logits != nullptr) {
+    ++r.cases;
+    if (std::string problem = InvalidLogitsDraft(ctx, *logits); !problem.empty()) {
+      Fail(&r,
+           fmt::format("a drafted token outside its draft row's kept set (draft logits, chain "
+                       "{}): expected {} naming chain 1 of the batch, but verify() {}",
+                       logits->name, ErrorCodeName(ErrorCode::kInvalidDraft), problem),
+           ctx, *logits);
+      return r;
+    }
+  }
   r.note = fmt::format("{} invalid chains, each the error it should be", r.cases);
   return r;
 }
@@ -853,7 +1089,7 @@ bool VerifyApplies(const adapters::SamplerInfo& info) { return info.Has(SAMPCERT
 
 void PlanVerify(const PlanContext& ctx, PlanItem* item) {
   const std::vector<ChainCase> chains =
-      VerifyChains(DTypeFromName(item->dtype), ctx.info.capabilities);
+      VerifyChains(DTypeFromName(item->dtype), ctx.info.capabilities, ctx.info.policies);
   const std::size_t subtests = AllSubtests(chains);
   item->subtests = static_cast<int>(subtests);
   item->required_draws = 4096;
@@ -878,8 +1114,10 @@ void PlanVerify(const PlanContext& ctx, PlanItem* item) {
 ResultKeys VerifyKeys(const Plan&, const PlanItem& item, const adapters::SamplerInfo& info,
                       int64_t) {
   ResultKeys keys;
-  for (const ChainCase& c : VerifyChains(DTypeFromName(item.dtype), info.capabilities)) {
+  for (const ChainCase& c :
+       VerifyChains(DTypeFromName(item.dtype), info.capabilities, info.policies)) {
     for (const char* p : {"VER-1", "VER-2", "VER-3", "VER-4"}) keys.emplace_back(p, c.name);
+    if (info.Has(SAMPCERT_CAP_VERIFY_ACCEPTANCE)) keys.emplace_back("VER-6", c.name);
   }
   keys.emplace_back("VER-5", "batch_and_order");
   keys.emplace_back("VER-INV-1", "invalid");
@@ -888,8 +1126,8 @@ ResultKeys VerifyKeys(const Plan&, const PlanItem& item, const adapters::Sampler
 }
 
 std::vector<TestResult> RunVerify(const ItemRun& ctx) {
-  const std::vector<ChainCase> chains =
-      VerifyChains(DTypeFromName(ctx.item.dtype), ctx.sampler.info().capabilities);
+  const std::vector<ChainCase> chains = VerifyChains(
+      DTypeFromName(ctx.item.dtype), ctx.sampler.info().capabilities, ctx.sampler.info().policies);
   const std::size_t subtests = AllSubtests(chains);
   std::vector<TestResult> out;
   std::set<std::string> failed;
@@ -900,7 +1138,17 @@ std::vector<TestResult> RunVerify(const ItemRun& ctx) {
     }
   }
   out.push_back(RunDeterminism(ctx, chains, failed));
-  out.push_back(RunInvalid(ctx, chains.front()));
+  // The draft-logits chain for VER-INV-1: one whose first draft row drops a token.
+  const ChainCase* logits = nullptr;
+  for (const ChainCase& c : chains) {
+    if (c.logits() && c.draft_problem.empty() &&
+        std::find(c.q.begin(), c.q.begin() + static_cast<std::ptrdiff_t>(c.vocab()), 0.0) !=
+            c.q.begin() + static_cast<std::ptrdiff_t>(c.vocab())) {
+      logits = &c;
+      break;
+    }
+  }
+  out.push_back(RunInvalid(ctx, chains.front(), logits));
   return out;
 }
 

@@ -53,20 +53,27 @@ TEST(VerifyFamily, OnlyADeclaredVerifierGetsItsItems) {
 TEST(VerifyFamily, ChainsFollowTheCapabilities) {
   adapters::SamplerInfo info = StableCpuInfo();
   const std::set<std::string> all = Chains(info, "f32");
-  EXPECT_EQ(all.size(), 12u);
-  for (const char* c :
-       {"extra_mass_V100_k3", "disjoint_V64_k2", "masked_V64_k3", "greedy_V64_k3"}) {
+  EXPECT_EQ(all.size(), 15u);
+  for (const char* c : {"extra_mass_V100_k3", "disjoint_V64_k2", "masked_V64_k3", "greedy_V64_k3",
+                        "draft_logits_V64_k3", "draft_f16_V128_k2", "draft_bf16_V96_k2"}) {
     EXPECT_TRUE(all.contains(c)) << c;
   }
-  EXPECT_EQ(Chains(info, "bf16"),
-            (std::set<std::string>{"near_V64_k4", "tile_V4099_k2", "greedy_V64_k3"}));
+  EXPECT_EQ(Chains(info, "bf16"), (std::set<std::string>{"near_V64_k4", "tile_V4099_k2",
+                                                         "greedy_V64_k3", "draft_logits_V64_k2"}));
   info.capabilities &= ~(SAMPCERT_CAP_TOP_K | SAMPCERT_CAP_MASK | SAMPCERT_CAP_TEMPERATURE_ZERO);
   const std::set<std::string> plain = Chains(info, "f32");
-  EXPECT_EQ(plain.size(), 8u);
+  EXPECT_EQ(plain.size(), 11u);
   for (const char* c :
        {"extra_mass_V100_k3", "disjoint_V64_k2", "masked_V64_k3", "greedy_V64_k3"}) {
     EXPECT_FALSE(plain.contains(c)) << c;
   }
+  // Without verify-draft-logits the drafts are probabilities only; without a half dtype, no
+  // draft of that dtype.
+  info.capabilities &= ~SAMPCERT_CAP_BF16;
+  EXPECT_FALSE(Chains(info, "f32").contains("draft_bf16_V96_k2"));
+  EXPECT_TRUE(Chains(info, "f32").contains("draft_f16_V128_k2"));
+  info.capabilities &= ~SAMPCERT_CAP_VERIFY_DRAFT_LOGITS;
+  EXPECT_EQ(Chains(info, "f32").size(), 8u);
 }
 
 TEST(VerifyFamily, KeysAreSortedAndCoverEveryProperty) {
@@ -78,9 +85,13 @@ TEST(VerifyFamily, KeysAreSortedAndCoverEveryProperty) {
   EXPECT_TRUE(std::is_sorted(keys.begin(), keys.end()));
   std::set<std::string> properties;
   for (const auto& key : keys) properties.insert(key.first);
-  EXPECT_EQ(properties,
-            (std::set<std::string>{"VER-1", "VER-2", "VER-3", "VER-4", "VER-5", "VER-INV-1"}));
-  EXPECT_EQ(keys.size(), 12u * 4 + 2);
+  EXPECT_EQ(properties, (std::set<std::string>{"VER-1", "VER-2", "VER-3", "VER-4", "VER-5", "VER-6",
+                                               "VER-INV-1"}));
+  EXPECT_EQ(keys.size(), 15u * 5 + 2);
+  // VER-6 only for a verifier declaring verify-acceptance.
+  adapters::SamplerInfo without = info;
+  without.capabilities &= ~SAMPCERT_CAP_VERIFY_ACCEPTANCE;
+  EXPECT_EQ(VerifyKeys(Plan{}, item, without, -1).size(), 15u * 4 + 2);
 }
 
 TEST(VerifyFamily, TheTrialsReachTheProfilesPower) {

@@ -113,7 +113,7 @@ class ProtocolTest(unittest.TestCase):
         kind, body = self.host.call(sp.INFO, struct.pack("<II", 1, 0))
         self.assertEqual(kind, "ok")
         major, minor, n = struct.unpack_from("<III", body)
-        self.assertEqual((major, minor), (1, 2))
+        self.assertEqual((major, minor), (1, 3))
         self.assertEqual(body[12:12 + n], b"echo")
         off = 12 + n
         (m,) = struct.unpack_from("<I", body, off)
@@ -274,16 +274,73 @@ class NumpyExampleTest(unittest.TestCase):
         chains = [sp.Chain([target, target, target], [p, p], np.array([1, 3]), 9, t)
                   for t in range(200)]
         out = ex.verify(chains, 5)
-        self.assertTrue(all(len(e) == 3 and e[:2] == [1, 3] for e in out))
+        self.assertTrue(all(len(e) == 3 and e[:2] == [1, 3] for e, _ in out))
+        # p = q: acceptance 1 at both positions.
+        self.assertTrue(all(np.allclose(a, [1.0, 1.0], atol=1e-12) for _, a in out))
         masked = dataclasses.replace(target, mask=np.array([False, True, True, True]))
         q = np.array([0.7, 0.1, 0.1, 0.1])
         chains = [sp.Chain([masked, masked], [q], np.array([0]), 9, t) for t in range(200)]
-        for e in ex.verify(chains, 5):
+        for e, a in ex.verify(chains, 5):
             self.assertEqual(len(e), 1)
             self.assertNotEqual(e[0], 0)
+            self.assertEqual(a, [0.0])  # p(0) = 0 under the mask: never accepted
         # Deterministic by (seed, row id, draw), whatever the batch.
         again = ex.verify(chains[5:6], 5)
         self.assertEqual(again[0], ex.verify(chains, 5)[5])
+
+    def test_example_verifier_takes_draft_rows_of_logits(self):
+        # A draft row of logits is the sampler's own distribution: the same chain with q given
+        # as that row's probabilities gives the same tokens and acceptance probabilities.
+        target = row([0, 1, 2, 3])
+        draft = dataclasses.replace(row([3, 2, 1, 0]), top_k=2)
+        q = ex.distribution(0, draft)
+        by_probs = [sp.Chain([target, target], [q], np.array([0]), 4, t) for t in range(50)]
+        by_rows = [sp.Chain([target, target], None, np.array([0]), 4, t, [draft], "f32")
+                   for t in range(50)]
+        self.assertEqual(ex.verify(by_rows, 7), ex.verify(by_probs, 7))
+        # A drafted token outside the draft row's top 2 cannot have been drawn.
+        bad = [by_rows[0], sp.Chain([target, target], None, np.array([3]), 4, 0, [draft], "f32")]
+        with self.assertRaises(sp.SamplerError) as e:
+            ex.verify(bad, 7)
+        self.assertEqual((e.exception.code, e.exception.row), (sp.INVALID_DRAFT, 1))
+
+    def test_verify_draft_logits_requests_decode(self):
+        # VERIFY_DRAFT_LOGITS: the chains, the target batch's length, the target batch, then
+        # the draft rows as a batch of their own dtype (f16 here).
+        vocab = 4
+        out = struct.pack("<QQQQ", vocab, 1, 1, 2)
+        out += struct.pack("<QQQ", 2, 8, 3)
+        out += np.zeros(3, "<u8").tobytes() + np.zeros(2, "<u8").tobytes()
+        out += np.array([1, 2], "<i8").tobytes()
+        targets = struct.pack("<iIQQ", 0, 0, vocab, 1)
+        targets += struct.pack("<fffIqQ", 1.0, 1.0, 0.0, sp.ROW_HAS_LOGITS, 0, 0)
+        targets += np.array([0, 1, 2, 3], "<f4").tobytes()
+        out += struct.pack("<Q", len(targets)) + targets
+        out += struct.pack("<iIQQ", 1, 0, vocab, 1)
+        out += struct.pack("<fffIqQ", 0.5, 0.9, 0.0, sp.ROW_HAS_LOGITS, 3, 0)
+        out += np.array([1.5, 0, -1, 2], "<f2").tobytes()
+        chains, max_drafts, batch = sp.decode_verify(memoryview(out), draft_logits=True)
+        self.assertEqual((max_drafts, len(chains), len(batch.rows)), (2, 1, 1))
+        c = chains[0]
+        self.assertIsNone(c.q)
+        self.assertEqual(c.draft_dtype, "f16")
+        self.assertIs(c.draft_rows[0], c.draft_rows[1])
+        self.assertEqual(list(c.draft_rows[0].logits), [1.5, 0, -1, 2])
+        self.assertEqual((c.draft_rows[0].temperature, c.draft_rows[0].top_k), (0.5, 3))
+        with self.assertRaises(sp.ProtocolError):
+            sp.decode_verify(memoryview(out[:-2]), draft_logits=True)
+
+    def test_verify_reply_carries_acceptance_when_declared(self):
+        target = row([0, 1, 2, 3])
+        q = np.full(4, 0.25)
+        chains = [sp.Chain([target, target, target], [q, q], np.array([1, 2]), 0, 0)]
+        reply = sp._verify_reply([([1, 0], [1.0, 0.25])], chains, 2, acceptance=True)
+        self.assertEqual(len(reply), 8 + 8 * 3 + 8 * 2)
+        self.assertEqual(list(np.frombuffer(reply[32:], "<f8")), [1.0, 0.25])
+        with self.assertRaises(sp.SamplerError):  # one probability per decided position
+            sp._verify_reply([([1, 0], [1.0])], chains, 2, acceptance=True)
+        with self.assertRaises(sp.SamplerError):  # a pair is required
+            sp._verify_reply([[1, 0]], chains, 2, acceptance=True)
 
 
 class DeclarationsTest(unittest.TestCase):

@@ -224,10 +224,51 @@ int64_t StableCpuSampler::Cdf::Token(double u) const {
 
 Error StableCpuSampler::ChainTargets(const sampcert_chain_batch& batch, VerifyTargets* out) {
   const std::size_t v = static_cast<std::size_t>(batch.vocab);
-  using Key = std::tuple<const void*, const uint8_t*, uint32_t, uint32_t, uint32_t, int64_t>;
+  const sampcert_row* const* draft_rows = adapters::ChainDraftRows(batch);
+  using Key =
+      std::tuple<int32_t, const void*, const uint8_t*, uint32_t, uint32_t, uint32_t, int64_t>;
   std::map<Key, const Target*> memo;
-  std::vector<Key> last_keys;  // per position, the key of the previous chain's row there
+  // Per position, the key of the previous chain's row there (targets, then drafts).
+  std::vector<Key> last_keys;
+  std::vector<const Target*> last_rows;
+  // The Target of `row` at slot `slot` of chain c ("target" or "draft" row j + 1).
+  auto lookup = [&](const sampcert_row& row, int32_t dtype, std::size_t slot, std::size_t c,
+                    const char* what, std::size_t j, const Target** got) -> Error {
+    const Key key{dtype,
+                  row.logits,
+                  row.mask,
+                  std::bit_cast<uint32_t>(row.temperature),
+                  std::bit_cast<uint32_t>(row.top_p),
+                  std::bit_cast<uint32_t>(row.min_p),
+                  row.top_k};
+    if (last_keys.size() <= slot) {
+      last_keys.resize(slot + 1);
+      last_rows.resize(slot + 1, nullptr);
+    }
+    // Consecutive trials of one chain repeat the rows of the chain before: look there first.
+    if (last_rows[slot] != nullptr && last_keys[slot] == key) {
+      *got = last_rows[slot];
+      return Error{};
+    }
+    auto it = memo.find(key);
+    if (it == memo.end()) {
+      const sampcert_batch one{SAMPCERT_BATCH_STRUCT_SIZE, dtype, 0, batch.vocab, 1, &row};
+      std::vector<double> probs(v);
+      if (Error e = Probabilities(one, probs.data()); e.code != ErrorCode::kOk) {
+        e.message = fmt::format("chain {}, {} row {}: {}", c, what, j + 1, e.message);
+        e.row = static_cast<int64_t>(c);
+        return e;
+      }
+      Cdf cdf(v, [&](std::size_t x) { return probs[x]; });
+      out->store.push_back(Target{std::move(probs), std::move(cdf)});
+      it = memo.emplace(key, &out->store.back()).first;
+    }
+    last_keys[slot] = key;
+    last_rows[slot] = *got = it->second;
+    return Error{};
+  };
   out->rows.assign(batch.num_chains, {});
+  out->drafts.assign(draft_rows != nullptr ? batch.num_chains : 0, {});
   for (std::size_t c = 0; c < batch.num_chains; ++c) {
     const sampcert_chain& ch = batch.chains[c];
     if (ch.num_drafts > kMaxDrafts) {
@@ -236,35 +277,31 @@ Error StableCpuSampler::ChainTargets(const sampcert_chain_batch& batch, VerifyTa
                                kMaxDrafts, ch.num_drafts),
                    static_cast<int64_t>(c)};
     }
-    for (std::size_t j = 0; j <= ch.num_drafts; ++j) {
-      const sampcert_row& row = ch.target_rows[j];
-      const Key key{row.logits,
-                    row.mask,
-                    std::bit_cast<uint32_t>(row.temperature),
-                    std::bit_cast<uint32_t>(row.top_p),
-                    std::bit_cast<uint32_t>(row.min_p),
-                    row.top_k};
-      // Consecutive trials of one chain repeat the rows of the chain before: look there first.
-      if (c > 0 && j < out->rows[c - 1].size() && last_keys[j] == key) {
-        out->rows[c].push_back(out->rows[c - 1][j]);
-        continue;
+    const std::size_t k = static_cast<std::size_t>(ch.num_drafts);
+    for (std::size_t j = 0; j <= k; ++j) {
+      const Target* t = nullptr;
+      if (Error e = lookup(ch.target_rows[j], batch.dtype, j, c, "target", j, &t);
+          e.code != ErrorCode::kOk) {
+        return e;
       }
-      if (last_keys.size() <= j) last_keys.resize(j + 1);
-      last_keys[j] = key;
-      auto it = memo.find(key);
-      if (it == memo.end()) {
-        const sampcert_batch one{SAMPCERT_BATCH_STRUCT_SIZE, batch.dtype, 0, batch.vocab, 1, &row};
-        std::vector<double> probs(v);
-        if (Error e = Probabilities(one, probs.data()); e.code != ErrorCode::kOk) {
-          e.message = fmt::format("chain {}, target row {}: {}", c, j + 1, e.message);
-          e.row = static_cast<int64_t>(c);
-          return e;
-        }
-        Cdf cdf(v, [&](std::size_t x) { return probs[x]; });
-        out->store.push_back(Target{std::move(probs), std::move(cdf)});
-        it = memo.emplace(key, &out->store.back()).first;
+      out->rows[c].push_back(t);
+    }
+    for (std::size_t j = 0; draft_rows != nullptr && j < k; ++j) {
+      const Target* q = nullptr;
+      if (Error e =
+              lookup(draft_rows[c][j], batch.draft_dtype, kMaxDrafts + 1 + j, c, "draft", j, &q);
+          e.code != ErrorCode::kOk) {
+        return e;
       }
-      out->rows[c].push_back(it->second);
+      const auto d = static_cast<std::size_t>(ch.draft_tokens[j]);
+      if (q->p[d] <= 0) {
+        return Error{ErrorCode::kInvalidDraft,
+                     fmt::format("chain {}, draft {}: drafted token {} has draft probability 0 "
+                                 "under its draft row (it cannot have been drawn)",
+                                 c, j + 1, d),
+                     static_cast<int64_t>(c)};
+      }
+      out->drafts[c].push_back(q);
     }
   }
   return Error{};
@@ -273,7 +310,9 @@ Error StableCpuSampler::ChainTargets(const sampcert_chain_batch& batch, VerifyTa
 Error StableCpuSampler::Verify(const sampcert_chain_batch& batch, uint64_t seed, int64_t* accepted,
                                int64_t* tokens) {
   const std::size_t v = static_cast<std::size_t>(batch.vocab);
-  const std::size_t stride = static_cast<std::size_t>(batch.max_drafts) + 1;
+  const std::size_t max_drafts = static_cast<std::size_t>(batch.max_drafts);
+  const std::size_t stride = max_drafts + 1;
+  double* acceptance = adapters::ChainAcceptanceOut(batch);
   // Every target row's distribution first, so that invalid input anywhere fails the call before
   // any token is drawn; each distinct target and draft pair's residual is computed once.
   VerifyTargets targets;
@@ -290,8 +329,12 @@ Error StableCpuSampler::Verify(const sampcert_chain_batch& batch, uint64_t seed,
     std::size_t n = 0;
     for (; n < k; ++n) {
       const Target& target = *p[n];
-      const double* q = ch.draft_probs + n * v;
+      const double* q =
+          targets.drafts.empty() ? ch.draft_probs + n * v : targets.drafts[c][n]->p.data();
       const auto d = static_cast<std::size_t>(ch.draft_tokens[n]);
+      if (acceptance != nullptr) {
+        acceptance[c * max_drafts + n] = std::min(1.0, target.p[d] / q[d]);
+      }
       // Accept with probability min(1, p / q): u < p / q, as u * q < p (q > 0, no division).
       if (uniform(2 * n) * q[d] < target.p[d]) {
         out[n] = ch.draft_tokens[n];

@@ -27,7 +27,8 @@ class StableCpuSampler {
   static constexpr uint32_t kCapabilities =
       SAMPCERT_CAP_F32 | SAMPCERT_CAP_F16 | SAMPCERT_CAP_BF16 | SAMPCERT_CAP_MASK |
       SAMPCERT_CAP_TOP_K | SAMPCERT_CAP_TOP_P | SAMPCERT_CAP_MIN_P | SAMPCERT_CAP_TEMPERATURE_ZERO |
-      SAMPCERT_CAP_PROBABILITIES | SAMPCERT_CAP_BATCH | SAMPCERT_CAP_VERIFY;
+      SAMPCERT_CAP_PROBABILITIES | SAMPCERT_CAP_BATCH | SAMPCERT_CAP_VERIFY |
+      SAMPCERT_CAP_VERIFY_DRAFT_LOGITS | SAMPCERT_CAP_VERIFY_ACCEPTANCE;
   static constexpr std::size_t kBlock = 256;  // elements per block sum
   static void Describe(sampcert_sampler_info* info);
   static Policies DeclaredPolicies();
@@ -39,7 +40,9 @@ class StableCpuSampler {
   // row's distribution is this sampler's own (Probabilities), computed once per distinct row
   // in the call; acceptance, residual and bonus draws are canonical uniforms at (seed, row id,
   // 64 x draw + slot), slot 2j - 2 for position j's acceptance and 2j - 1 for its residual or
-  // bonus draw, so at most kMaxDrafts drafted tokens per chain.
+  // bonus draw, so at most kMaxDrafts drafted tokens per chain. Draft rows given as logits
+  // (MINOR 3) are this sampler's own distributions too, and the acceptance probabilities
+  // min(1, p / q) are written when the batch asks for them.
   static constexpr uint64_t kMaxDrafts = 31;
   Error Verify(const sampcert_chain_batch& batch, uint64_t seed, int64_t* accepted,
                int64_t* tokens);
@@ -67,11 +70,13 @@ class StableCpuSampler {
     std::vector<double> p;
     Cdf cdf;
   };
-  // Every chain's target rows: rows[c][j] for position j + 1 of chain c, each distinct row
-  // (logits and mask buffers, parameters) computed once. Errors name the chain.
+  // Every chain's target rows: rows[c][j] for position j + 1 of chain c, and its draft rows
+  // drafts[c][j] where the batch gives them as logits; each distinct row (dtype, logits and
+  // mask buffers, parameters) computed once. Errors name the chain.
   struct VerifyTargets {
     std::deque<Target> store;
     std::vector<std::vector<const Target*>> rows;
+    std::vector<std::vector<const Target*>> drafts;
   };
   Error ChainTargets(const sampcert_chain_batch& batch, VerifyTargets* out);
 

@@ -44,7 +44,10 @@ extern "C" {
 /* MINOR 2 appended sampcert_sampler_api.verify (speculative-decoding verification, SPEC section
  * 15) with SAMPCERT_CAP_VERIFY, the structs sampcert_chain and sampcert_chain_batch, and
  * SAMPCERT_STATUS_INVALID_DRAFT. */
-#define SAMPCERT_ABI_VERSION_MINOR 2u
+/* MINOR 3 appended to sampcert_chain_batch: draft rows given as logits with their own sampling
+ * parameters and dtype (draft_dtype, draft_rows; SAMPCERT_CAP_VERIFY_DRAFT_LOGITS) and the
+ * acceptance probabilities as an output (out_acceptance; SAMPCERT_CAP_VERIFY_ACCEPTANCE). */
+#define SAMPCERT_ABI_VERSION_MINOR 3u
 
 #if defined(_WIN32)
 #define SAMPCERT_EXPORT __declspec(dllexport)
@@ -86,6 +89,10 @@ extern "C" {
 #define SAMPCERT_CAP_PROBABILITIES (1u << 8) /* the probabilities call is implemented */
 #define SAMPCERT_CAP_BATCH (1u << 9)         /* accepts num_rows > 1 */
 #define SAMPCERT_CAP_VERIFY (1u << 10)       /* MINOR 2: the verify call is implemented */
+/* MINOR 3: verify also takes draft rows as logits (sampcert_chain_batch.draft_rows). */
+#define SAMPCERT_CAP_VERIFY_DRAFT_LOGITS (1u << 11)
+/* MINOR 3: verify writes the acceptance probabilities (sampcert_chain_batch.out_acceptance). */
+#define SAMPCERT_CAP_VERIFY_ACCEPTANCE (1u << 12)
 
 /* ---- Policies (SPEC section 4); values equal the C++ enums of sampcert/policies.h. ---- */
 #define SAMPCERT_GREEDY_UNIFORM 0
@@ -195,7 +202,8 @@ typedef struct sampcert_chain {
    * exactly as sample() applies them); their row_id fields are not read. Owned by the caller. */
   const sampcert_row* target_rows;
   /* k x vocab probabilities, row-major: q_j(x) = draft_probs[(j - 1) * vocab + x], each row
-   * finite, >= 0 and summing to 1 within 1e-9. Owned by the caller, valid during the call. */
+   * finite, >= 0 and summing to 1 within 1e-9. Owned by the caller, valid during the call.
+   * NULL when the batch gives the drafts as logits (draft_rows, MINOR 3). */
   const double* draft_probs;
   /* k token ids: d_j, with q_j(d_j) > 0. Owned by the caller, valid during the call. */
   const int64_t* draft_tokens;
@@ -212,6 +220,21 @@ typedef struct sampcert_chain_batch {
   uint64_t num_chains; /* >= 1 (more than 1 needs no SAMPCERT_CAP_BATCH) */
   uint64_t max_drafts; /* >= every chain's num_drafts: the stride of out_tokens is max_drafts+1 */
   const sampcert_chain* chains;
+  /* ---- MINOR 3 (read only where struct_size covers them; absent reads as NULL / 0) ---- */
+  int32_t draft_dtype; /* SAMPCERT_DTYPE_* of the draft rows' logits; 0 when draft_rows is NULL */
+  int32_t reserved1;
+  /* NULL: every chain's drafts are its draft_probs. Otherwise (only to a sampler declaring
+   * SAMPCERT_CAP_VERIFY_DRAFT_LOGITS) num_chains pointers: draft_rows[c] is chain c's k draft
+   * rows, of draft_dtype and vocab, each with its own sampling parameters (their row_id fields
+   * are not read), and chain c's draft_probs is NULL. q_j is then the distribution sample()
+   * would draw from on draft row j (SPEC VER-IN-1). Owned by the caller, valid during the call. */
+  const sampcert_row* const* draft_rows;
+  /* NULL, or (only to a sampler declaring SAMPCERT_CAP_VERIFY_ACCEPTANCE) num_chains x
+   * max_drafts caller-owned doubles, the call's one output in this struct: the verifier writes
+   * out_acceptance[c * max_drafts + j - 1] = a_j, the probability with which it accepted d_j,
+   * min(1, p_j(d_j) / q_j(d_j)), for every position j it decided (1..n + 1 when it rejected at
+   * n + 1, 1..k when it accepted all k). Entries past those are not read. */
+  double* out_acceptance;
 } sampcert_chain_batch;
 
 /* An instance of a sampler; opaque, owned by the plug-in from create until destroy. */
@@ -282,6 +305,8 @@ typedef int32_t (*sampcert_get_sampler_api_fn)(uint32_t host_major, uint32_t hos
 #define SAMPCERT_SAMPLER_API_MINOR0_STRUCT_SIZE offsetof(sampcert_sampler_api, verify)
 #define SAMPCERT_CHAIN_STRUCT_SIZE sizeof(sampcert_chain)
 #define SAMPCERT_CHAIN_BATCH_STRUCT_SIZE sizeof(sampcert_chain_batch)
+/* A MINOR 2 chain batch ends before draft_dtype. */
+#define SAMPCERT_CHAIN_BATCH_MINOR2_STRUCT_SIZE offsetof(sampcert_chain_batch, draft_dtype)
 
 /* ---- Layout pins (LP64: x86-64 and aarch64 Linux). A failure here means an ABI break. ---- */
 #if defined(__cplusplus)
@@ -324,7 +349,10 @@ SAMPCERT_STATIC_ASSERT(offsetof(sampcert_chain, row_id) == 40, "chain layout");
 SAMPCERT_STATIC_ASSERT(sizeof(sampcert_chain) == 56, "chain size");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_chain_batch, vocab) == 16, "chain batch layout");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_chain_batch, chains) == 40, "chain batch layout");
-SAMPCERT_STATIC_ASSERT(sizeof(sampcert_chain_batch) == 48, "chain batch size");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_chain_batch, draft_dtype) == 48, "chain batch layout");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_chain_batch, draft_rows) == 56, "chain batch layout");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_chain_batch, out_acceptance) == 64, "chain batch layout");
+SAMPCERT_STATIC_ASSERT(sizeof(sampcert_chain_batch) == 72, "chain batch size");
 #endif
 
 #ifdef __cplusplus

@@ -1,4 +1,4 @@
-"""sampcert process protocol, version 1.2: serve a Python sampler to `sampcert --sampler exec:...`.
+"""sampcert process protocol, version 1.3: serve a Python sampler to `sampcert --sampler exec:...`.
 
     import sampcert.protocol as sp   # from a source tree: adapters/python/sampcert_protocol
 
@@ -24,9 +24,10 @@ from typing import Callable, List, Optional, Sequence, Union
 import numpy as np
 
 PROTOCOL_MAJOR = 1
-PROTOCOL_MINOR = 2
+PROTOCOL_MINOR = 3
 MAGIC = 0x31504353  # b"SCP1"
 INFO, CREATE, SAMPLE, PROBABILITIES, DESTROY, VERIFY = 1, 2, 3, 4, 5, 6
+VERIFY_DRAFT_LOGITS = 7  # protocol MINOR 3: VERIFY with the draft rows as logits
 REPLY_OK, REPLY_ERROR = 0, 1
 
 # Status codes: the C ABI's SAMPCERT_STATUS_* (include/sampcert/sampler_abi.h).
@@ -51,7 +52,7 @@ INVALID_DRAFT = 14  # protocol MINOR 2: a verify chain's draft is no distributio
 CAPABILITIES = {
     "f32": 1 << 0, "f16": 1 << 1, "bf16": 1 << 2, "mask": 1 << 3, "top-k": 1 << 4, "top-p": 1 << 5,
     "min-p": 1 << 6, "temperature-0": 1 << 7, "probabilities": 1 << 8, "batch": 1 << 9,
-    "verify": 1 << 10,
+    "verify": 1 << 10, "verify-draft-logits": 1 << 11, "verify-acceptance": 1 << 12,
 }
 GREEDY = {"uniform": 0, "lowest-index": 1, "any": 2}
 TIES = {"keep-all": 0, "exact-lowest-index": 1, "exact-any": 2}
@@ -231,6 +232,8 @@ def decode_batch(payload: memoryview) -> Batch:
     for h in heads:
         if h["flags"] & ROW_HAS_LOGITS:
             n = vocab * esize
+            if len(payload) < off + n:
+                raise ProtocolError("row logits truncated")
             bits_list.append(np.frombuffer(payload, "<u4" if esize == 4 else "<u2", vocab, off))
             off += n
         else:
@@ -238,6 +241,8 @@ def decode_batch(payload: memoryview) -> Batch:
     for i, h in enumerate(heads):
         mask = None
         if h["flags"] & ROW_HAS_MASK:
+            if len(payload) < off + vocab:
+                raise ProtocolError("row mask truncated")
             mask = np.frombuffer(payload, np.uint8, vocab, off) != 0
             off += vocab
         bits = bits_list[i]
@@ -259,13 +264,20 @@ class Chain:
     rows `targets` (Row objects, each with its own sampling parameters). `row_id` and `draw` key
     the chain's randomness: the same chain, seed, row id and draw must give the same result.
     Chains of one request share their Row and draft-row objects (the same trial's rows are the
-    same objects), so a verifier can cache per object."""
+    same objects), so a verifier can cache per object.
+
+    With "verify-draft-logits" declared, a request may give the drafts as rows of logits
+    instead (protocol 1.3): then `draft_rows` holds k Row objects (of `draft_dtype`, each with
+    its own sampling parameters; q_j is the distribution sample_fn would draw from on row j)
+    and `q` is None."""
 
     targets: List[Row]
-    q: List[np.ndarray]
+    q: Optional[List[np.ndarray]]
     drafts: np.ndarray
     row_id: int
     draw: int
+    draft_rows: Optional[List[Row]] = None
+    draft_dtype: Optional[str] = None
 
 
 DRAFT_SUM_TOLERANCE = 1e-9
@@ -277,6 +289,13 @@ def check_chains(chains: Sequence[Chain]) -> None:
     1e-9) or a drafted token is outside [0, V) or has draft probability 0."""
     checked = set()  # the draft rows already found to be distributions (chains share them)
     for c, chain in enumerate(chains):
+        if chain.q is None:  # draft rows of logits: q(d) > 0 is for the verifier, once it has q
+            vocab = chain.targets[0].logits.shape[-1]
+            for j, d in enumerate(chain.drafts):
+                if not 0 <= int(d) < vocab:
+                    raise SamplerError(INVALID_DRAFT, f"chain {c}, draft {j + 1}: drafted token "
+                                       f"{int(d)} is not in [0, {vocab})", c)
+            continue
         for j, d in enumerate(chain.drafts):
             row = chain.q[j]
             vocab = row.size
@@ -299,8 +318,9 @@ def check_chains(chains: Sequence[Chain]) -> None:
             checked.add(id(row))
 
 
-def decode_verify(payload: memoryview):
-    """VERIFY's request after the seed: (chains, max_drafts, batch of the distinct target rows)."""
+def decode_verify(payload: memoryview, draft_logits: bool = False):
+    """VERIFY's request after the seed: (chains, max_drafts, batch of the distinct target rows).
+    draft_logits: a VERIFY_DRAFT_LOGITS request, whose drafts are a second batch of rows."""
     if len(payload) < 32:
         raise ProtocolError("verify header truncated")
     vocab, num_drafts, num_chains, max_drafts = struct.unpack_from("<QQQQ", payload, 0)
@@ -322,40 +342,75 @@ def decode_verify(payload: memoryview):
         ints = np.frombuffer(payload, "<i8", n, off)
         off += 8 * n
         records.append((k, row_id, draw, ints[:k + 1], ints[k + 1:2 * k + 1], ints[2 * k + 1:]))
-    if len(payload) < off + 8 * num_drafts * vocab:
-        raise ProtocolError("draft rows truncated")
-    flat = np.frombuffer(payload, "<f8", num_drafts * vocab, off)
-    drafts = [flat[i * vocab:(i + 1) * vocab] for i in range(num_drafts)]
-    off += 8 * num_drafts * vocab
-    batch = decode_batch(payload[off:])
+    draft_batch = None
+    if draft_logits:
+        if len(payload) < off + 8:
+            raise ProtocolError("verify: target batch length truncated")
+        (target_bytes,) = struct.unpack_from("<Q", payload, off)
+        off += 8
+        if len(payload) < off + target_bytes:
+            raise ProtocolError("verify: target batch truncated")
+        batch = decode_batch(payload[off:off + target_bytes])
+        draft_batch = decode_batch(payload[off + target_bytes:])
+        if draft_batch.vocab != vocab or len(draft_batch.rows) != num_drafts:
+            raise ProtocolError("verify: the draft batch does not match its header")
+    else:
+        if len(payload) < off + 8 * num_drafts * vocab:
+            raise ProtocolError("draft rows truncated")
+        flat = np.frombuffer(payload, "<f8", num_drafts * vocab, off)
+        drafts = [flat[i * vocab:(i + 1) * vocab] for i in range(num_drafts)]
+        off += 8 * num_drafts * vocab
+        batch = decode_batch(payload[off:])
     if batch.vocab != vocab:
         raise ProtocolError(f"verify: target rows of {batch.vocab} tokens, drafts of {vocab}")
     chains = []
     for k, row_id, draw, rows, qs, ds in records:
         if np.any(rows >= len(batch.rows)) or np.any(qs >= num_drafts) or np.any(rows < 0):
             raise ProtocolError("verify: a chain refers to a row that was not sent")
-        chains.append(Chain([batch.rows[int(i)] for i in rows], [drafts[int(i)] for i in qs],
-                            ds.copy(), row_id, draw))
+        targets = [batch.rows[int(i)] for i in rows]
+        if draft_batch is not None:
+            chains.append(Chain(targets, None, ds.copy(), row_id, draw,
+                                [draft_batch.rows[int(i)] for i in qs], draft_batch.dtype))
+        else:
+            chains.append(Chain(targets, [drafts[int(i)] for i in qs], ds.copy(), row_id, draw))
     return chains, max_drafts, batch
 
 
-def _verify_reply(out, chains: Sequence[Chain], max_drafts: int) -> bytes:
+def _verify_reply(out, chains: Sequence[Chain], max_drafts: int,
+                  acceptance: bool = False) -> bytes:
     """verify_fn's result (per chain, its emitted tokens: the accepted drafts, then one token)
-    as VERIFY's reply."""
+    as VERIFY's reply. acceptance ("verify-acceptance" declared): each result is a pair
+    (emitted tokens, acceptance probabilities of the positions it decided: one per emitted
+    token, or k when all k were accepted)."""
     out = list(out)
     if len(out) != len(chains):
         raise SamplerError(INTERNAL, f"verify_fn returned {len(out)} results for "
                            f"{len(chains)} chains")
     accepted = np.zeros(len(chains), "<i8")
     tokens = np.full((len(chains), max_drafts + 1), -1, "<i8")
+    probs = np.full((len(chains), max_drafts), np.nan, "<f8")
     for c, emitted in enumerate(out):
+        if acceptance:
+            if (not isinstance(emitted, (tuple, list)) or len(emitted) != 2 or
+                    any(np.ndim(_as_numpy(e)) != 1 for e in emitted)):
+                raise SamplerError(INTERNAL, f"verify_fn returned no (tokens, acceptance) pair "
+                                   f"for chain {c}, as verify-acceptance requires")
+            emitted, a = emitted
+            a = np.asarray(_as_numpy(a), dtype=np.float64).reshape(-1)
+            k = len(chains[c].drafts)
+            n = np.asarray(_as_numpy(emitted)).size
+            if a.size != min(n, k):
+                raise SamplerError(INTERNAL, f"verify_fn returned {a.size} acceptance "
+                                   f"probabilities for chain {c}: expected {min(n, k)} (one "
+                                   "per decided position)")
+            probs[c, :a.size] = a
         emitted = np.asarray(_as_numpy(emitted), dtype=np.int64).reshape(-1)
         if not 1 <= emitted.size <= len(chains[c].drafts) + 1:
             raise SamplerError(INTERNAL, f"verify_fn returned {emitted.size} tokens for chain "
                                f"{c} (k = {len(chains[c].drafts)}): expected 1 to k + 1")
         accepted[c] = emitted.size - 1
         tokens[c, :emitted.size] = emitted
-    return accepted.tobytes() + tokens.tobytes()
+    return accepted.tobytes() + tokens.tobytes() + (probs.tobytes() if acceptance else b"")
 
 
 ARRAYS = ("numpy", "torch")
@@ -434,7 +489,10 @@ def serve(sample_fn: SampleFn, info: Info,
     15): for each Chain it returns the emitted tokens, the accepted drafts then one token (the
     residual's after a rejection, the bonus after k acceptances); call check_chains(chains)
     first to refuse invalid drafts as SPEC VER-INV-1 asks. The target rows are as sample_fn's
-    (torch tensors with arrays="torch"); the draft rows chain.q stay numpy float64.
+    (torch tensors with arrays="torch"); the draft rows chain.q stay numpy float64. Declaring
+    "verify-draft-logits" lets the host send chains whose drafts are rows of logits
+    (chain.draft_rows, chain.q None); declaring "verify-acceptance", each result is a pair
+    (emitted tokens, acceptance probabilities min(1, p / q) of the positions decided).
     Raise SamplerError for an error value; any other exception is returned as INTERNAL with its
     traceback's last line (and printed in full to stderr, which the host shows).
     arrays="torch" hands the functions torch tensors instead of numpy arrays, without copies:
@@ -502,17 +560,26 @@ def serve(sample_fn: SampleFn, info: Info,
                     raise SamplerError(INTERNAL, f"probabilities_fn returned {out.size} values, "
                                        f"expected {len(batch.rows)} x {batch.vocab}")
                 conn.write(REPLY_OK, np.ascontiguousarray(out).tobytes())
-            elif kind == VERIFY:
+            elif kind in (VERIFY, VERIFY_DRAFT_LOGITS):
                 if verify_fn is None:
                     raise SamplerError(UNSUPPORTED, "verify: this sampler serves no verify_fn")
                 (seed,) = struct.unpack_from("<Q", view, 0)
-                chains, max_drafts, batch = decode_verify(view[8:])
+                chains, max_drafts, batch = decode_verify(view[8:], kind == VERIFY_DRAFT_LOGITS)
                 if arrays == "torch":
                     rows = to_arrays(batch).rows
                     by_id = {id(r): t for r, t in zip(batch.rows, rows)}
+                    drafts = {}
                     for chain in chains:
                         chain.targets = [by_id[id(r)] for r in chain.targets]
-                conn.write(REPLY_OK, _verify_reply(verify_fn(chains, seed), chains, max_drafts))
+                        if chain.draft_rows is not None:
+                            for r in chain.draft_rows:
+                                if id(r) not in drafts:
+                                    one = Batch(chain.draft_dtype, batch.vocab, [r])
+                                    drafts[id(r)] = to_arrays(one).rows[0]
+                            chain.draft_rows = [drafts[id(r)] for r in chain.draft_rows]
+                with_acceptance = bool(info.capability_bits() & CAPABILITIES["verify-acceptance"])
+                conn.write(REPLY_OK, _verify_reply(verify_fn(chains, seed), chains, max_drafts,
+                                                   with_acceptance))
             elif kind == DESTROY:
                 conn.write(REPLY_OK, b"")
                 return

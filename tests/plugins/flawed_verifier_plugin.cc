@@ -26,6 +26,15 @@
 //                        row id and draw (per-request streams read by output slot). VER-5.
 //   unchecked_draft      no validation of the drafts: q(d) = 0 or a draft that sums to 0.5 is
 //                        verified anyway. VER-INV-1.
+//   draft_params_ignored with draft rows given as logits, q_j is the softmax of the draft logits
+//                        at T = 1 without the draft row's truncation, not the distribution the
+//                        drafts were drawn from (the proposal/acceptance mismatch of
+//                        z-lab/dflash#74, a draft sampler that ignores the temperature;
+//                        deepseek-ai/DeepSpec#31, drafts drawn from another dtype path than the
+//                        q of the ratio; the draft top-k/top-p thread of NVIDIA/TensorRT-LLM
+//                        #15775). VER-2, VER-3 on the draft-logits chains.
+//   acceptance_unclamped the acceptance probabilities written as p / q, not min(1, p / q) (the
+//                        ratio reported before its clamp; the tokens are right). VER-6.
 //   no_verify            the control without the capability: stable_cpu's sampler alone, the
 //                        baseline of the verifier family's cost (README, "Certification run
 //                        times").
@@ -34,6 +43,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -60,7 +70,10 @@ class FlawedVerifier {
     StableCpuSampler::Describe(info);
     static const std::string name = "flawed_verifier_" + Defect();
     info->name = name.c_str();
-    if (Defect() == "no_verify") info->capabilities &= ~SAMPCERT_CAP_VERIFY;
+    if (Defect() == "no_verify") {
+      info->capabilities &= ~(SAMPCERT_CAP_VERIFY | SAMPCERT_CAP_VERIFY_DRAFT_LOGITS |
+                              SAMPCERT_CAP_VERIFY_ACCEPTANCE);
+    }
   }
   Error Probabilities(const sampcert_batch& batch, double* out) {
     return inner_.Probabilities(batch, out);
@@ -75,7 +88,26 @@ class FlawedVerifier {
     StableCpuSampler::VerifyTargets targets;
     if (Error e = inner_.ChainTargets(batch, &targets); e.code != ErrorCode::kOk) return e;
     const std::size_t v = static_cast<std::size_t>(batch.vocab);
-    const std::size_t stride = static_cast<std::size_t>(batch.max_drafts) + 1;
+    const std::size_t max_drafts = static_cast<std::size_t>(batch.max_drafts);
+    const std::size_t stride = max_drafts + 1;
+    double* acceptance = sampcert::adapters::ChainAcceptanceOut(batch);
+    const sampcert_row* const* draft_rows = sampcert::adapters::ChainDraftRows(batch);
+    // draft_params_ignored: each distinct draft row's softmax at T = 1, untruncated.
+    std::map<const void*, std::vector<double>> plain;
+    auto plain_q = [&](const sampcert_row& row) -> Error {
+      if (plain.contains(row.logits)) return Error{};
+      sampcert_row r = row;
+      r.temperature = 1;
+      r.top_k = 0;
+      r.top_p = 1;
+      r.min_p = 0;
+      const sampcert_batch one{
+          SAMPCERT_BATCH_STRUCT_SIZE, batch.draft_dtype, 0, batch.vocab, 1, &r};
+      std::vector<double> q(v);
+      if (Error e = inner_.Probabilities(one, q.data()); e.code != ErrorCode::kOk) return e;
+      plain.emplace(row.logits, std::move(q));
+      return Error{};
+    };
     std::vector<double> w(v);
     for (std::size_t c = 0; c < batch.num_chains; ++c) {
       const sampcert_chain& ch = batch.chains[c];
@@ -101,10 +133,20 @@ class FlawedVerifier {
       std::size_t n = 0;
       for (; n < k; ++n) {
         const std::vector<double>& pj = p[n]->p;
-        const double* q = ch.draft_probs + n * v;
+        const double* q =
+            draft_rows == nullptr ? ch.draft_probs + n * v : targets.drafts[c][n]->p.data();
+        if (defect_ == "draft_params_ignored" && draft_rows != nullptr) {
+          if (Error e = plain_q(draft_rows[c][n]); e.code != ErrorCode::kOk) return e;
+          q = plain.at(draft_rows[c][n].logits).data();
+        }
         const int64_t d = ch.draft_tokens[n];
         const auto ds = static_cast<std::size_t>(d);
         const double u = uniform(2 * n);
+        if (acceptance != nullptr) {
+          const double ratio = defect_ == "ratio_inverted" ? q[ds] / pj[ds] : pj[ds] / q[ds];
+          acceptance[c * max_drafts + n] =
+              defect_ == "acceptance_unclamped" ? ratio : std::min(1.0, ratio);
+        }
         bool accept = false;
         if (defect_ == "target_sample_match") {
           const int64_t t = p[n]->cdf.Token(u);

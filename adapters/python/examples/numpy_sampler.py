@@ -30,7 +30,7 @@ INFO = sp.Info(
     name="numpy_example",
     version="1.0",
     capabilities=["f32", "f16", "bf16", "mask", "top-k", "top-p", "min-p", "temperature-0",
-                  "probabilities", "batch", "verify"],
+                  "probabilities", "batch", "verify", "verify-draft-logits", "verify-acceptance"],
     greedy_tie_break="uniform",
     tie_rule="keep-all",
     pipeline_order="temperature-first",
@@ -163,7 +163,10 @@ def _draw(cdf, u):
 
 def verify(chains, seed):
     """SPEC section 15 on this sampler's own distributions; rows and draft rows are shared by
-    the chains of a request, so each distribution and residual is computed once."""
+    the chains of a request, so each distribution and residual is computed once. Drafts given
+    as rows of logits (chain.draft_rows) are this sampler's distributions too. Returns, per
+    chain, (emitted tokens, acceptance probabilities min(1, p / q) of the decided positions):
+    INFO declares verify-acceptance."""
     sp.check_chains(chains)
     for c, chain in enumerate(chains):
         if len(chain.drafts) > 31:  # slots 0..63 of a draw: 2k + 2 of them
@@ -178,6 +181,24 @@ def verify(chains, seed):
                 except sp.SamplerError as e:
                     raise sp.SamplerError(e.code, f"chain {c}: {e.message}", c)
                 dists[id(row)] = (p.tolist(), p, _cdf(p))
+    drafts = {}  # the draft rows' distributions, by row object
+    for c, chain in enumerate(chains):
+        if chain.draft_rows is None:
+            continue
+        qs = []
+        for j, row in enumerate(chain.draft_rows):
+            if id(row) not in drafts:
+                try:
+                    drafts[id(row)] = distribution(c, row)
+                except sp.SamplerError as e:
+                    raise sp.SamplerError(e.code, f"chain {c}, draft row {j + 1}: {e.message}", c)
+            q = drafts[id(row)]
+            if not q[int(chain.drafts[j])] > 0:
+                raise sp.SamplerError(sp.INVALID_DRAFT, f"chain {c}, draft {j + 1}: drafted "
+                                      f"token {int(chain.drafts[j])} has draft probability 0 "
+                                      "under its draft row", c)
+            qs.append(q)
+        chain.q = qs
     # Every chain's uniforms in one vectorized call: slot s of chain c at 64 x draw + s.
     slots = 2 * max(len(chain.drafts) for chain in chains) + 2
     ids = np.array([chain.row_id for chain in chains], np.uint64)
@@ -187,10 +208,11 @@ def verify(chains, seed):
                         (base[:, None] + offsets[None, :]).reshape(-1)).reshape(-1, slots)
     for chain, u in zip(chains, all_u.tolist()):
         k = len(chain.drafts)
-        emitted = []
+        emitted, acceptance = [], []
         for j in range(k):
             p_list, p, p_cdf = dists[id(chain.targets[j])]
             q, d = chain.q[j], int(chain.drafts[j])
+            acceptance.append(min(1.0, p_list[d] / float(q[d])))
             if u[2 * j] * float(q[d]) < p_list[d]:  # accept with probability min(1, p / q)
                 emitted.append(d)
                 continue
@@ -203,7 +225,7 @@ def verify(chains, seed):
             break
         else:
             emitted.append(_draw(dists[id(chain.targets[k])][2], u[2 * k + 1]))
-        out.append(emitted)
+        out.append((emitted, acceptance))
     return out
 
 

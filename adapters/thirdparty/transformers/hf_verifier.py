@@ -13,9 +13,12 @@ hf_sampler.py's sampler (transformers' own warpers, softmax and torch.multinomia
   logits_processors: TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper,
   MinPLogitsWarper, a mask as PrefixConstrainedLogitsProcessor), stacked into `new_logits`
   [1, k + 1, V] in float32, as generate does;
-- the draft rows are the assistant's distributions after its own warpers, which sampcert gives
-  as probabilities q: `candidate_logits` = log q (float32; log 0 = -inf), so transformers'
-  `candidate_logits.softmax(-1)` gives back q (to float32 rounding);
+- the draft rows are the assistant's distributions after its own warpers. Given as
+  probabilities q: `candidate_logits` = log q (float32; log 0 = -inf), so transformers'
+  `candidate_logits.softmax(-1)` gives back q (to float32 rounding). Given as draft logits
+  (verify-draft-logits, ABI MINOR 3): `candidate_logits` are the draft rows' scores after the
+  same warpers, built from each draft row's own parameters as for a target row, which is what
+  the assistant's generate hands back as its scores;
 - do_sample=True: the REAL transformers.generation.utils._speculative_sampling(
   candidate_input_ids, candidate_logits, candidate_length=k, new_logits,
   is_done_candidate=False), whose torch.rand_like and torch.multinomial draw from torch's
@@ -96,11 +99,32 @@ class HfVerifier(hf_sampler.HfSampler):
             if any(greedy):
                 raise sp.SamplerError(sp.UNSUPPORTED, f"chain {c}: target rows mix T = 0 and "
                                       "T > 0 (generate has one do_sample per call)", c)
-            for q in chain.q:
-                if id(q) not in logq:
-                    with np.errstate(divide="ignore"):
-                        logq[id(q)] = torch.from_numpy(np.log(q).astype(np.float32))
-            candidate_logits = torch.stack([logq[id(q)] for q in chain.q])[None]
+            if chain.draft_rows is not None:
+                for j, row in enumerate(chain.draft_rows):
+                    if id(row) in logq:
+                        continue
+                    batch = sp.Batch(chain.draft_dtype, row.logits.size, [row])
+                    try:
+                        draft_greedy, s = self._scores(batch, 0, row)
+                    except sp.SamplerError as e:
+                        raise sp.SamplerError(e.code, f"chain {c}, draft row {j + 1}: "
+                                              f"{e.message}", c)
+                    if draft_greedy:  # an assistant at T = 0 drafts greedily: no q to verify
+                        raise sp.SamplerError(sp.UNSUPPORTED, f"chain {c}: draft row {j + 1} "
+                                              "at T = 0", c)
+                    logq[id(row)] = s.float().reshape(-1)
+                candidate_logits = torch.stack([logq[id(r)] for r in chain.draft_rows])[None]
+                for j in range(k):  # VER-INV-1: a token the warped draft row cannot draw
+                    if candidate_logits[0, j, int(drafts[0, j])] == -float("inf"):
+                        raise sp.SamplerError(sp.INVALID_DRAFT, f"chain {c}, draft {j + 1}: "
+                                              f"drafted token {int(drafts[0, j])} has draft "
+                                              "probability 0 under its warped draft row", c)
+            else:
+                for q in chain.q:
+                    if id(q) not in logq:
+                        with np.errstate(divide="ignore"):
+                            logq[id(q)] = torch.from_numpy(np.log(q).astype(np.float32))
+                candidate_logits = torch.stack([logq[id(q)] for q in chain.q])[None]
             candidate_input_ids = torch.cat([torch.zeros((1, 1), dtype=torch.long), drafts], -1)
             torch.manual_seed(chain_seed(seed, chain.row_id, chain.draw))
             try:
@@ -140,7 +164,7 @@ def main():
     v = HfVerifier("f32")
     info = hf_sampler.make_info("f32")
     info.name = "hf_transformers_verifier"
-    info.capabilities = list(info.capabilities) + ["verify"]
+    info.capabilities = list(info.capabilities) + ["verify", "verify-draft-logits"]
 
     sp.serve(v.sample, info, probabilities_fn=v.probabilities, create_fn=v.create,
              verify_fn=v.verify)
