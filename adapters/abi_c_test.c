@@ -27,7 +27,7 @@ int main(void) {
   if (sizeof(sampcert_row) != 56 || sizeof(sampcert_batch) != 40 ||
       sizeof(sampcert_sampler_api) != 64 || sizeof(sampcert_chain) != 56 ||
       sizeof(sampcert_chain_batch) != 72 || sizeof(sampcert_error) != 1048 ||
-      sizeof(sampcert_sampler_info) != 96) {
+      sizeof(sampcert_sampler_info) != 112) {
     fprintf(stderr, "unexpected ABI struct sizes\n");
     return 1;
   }

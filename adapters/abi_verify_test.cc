@@ -25,6 +25,7 @@ enum class Misbehavior {
 };
 Misbehavior g_mode = Misbehavior::kNone;
 uint32_t g_caps = SAMPCERT_CAP_F32 | SAMPCERT_CAP_VERIFY;
+int32_t g_scheme = SAMPCERT_VERIFY_EXACT;
 // What the last verify() saw of the MINOR 3 fields.
 struct Seen {
   int32_t draft_dtype = -1;
@@ -39,6 +40,8 @@ int32_t GetInfo(sampcert_sampler_info* info, sampcert_error*) {
   info->name = "fake_verifier";
   info->version = "1";
   info->capabilities = g_caps;
+  info->verify_scheme = g_scheme;
+  if (g_scheme == SAMPCERT_VERIFY_LENIENT) info->verify_threshold = 0.5f;
   info->truncation_order[1] = SAMPCERT_STEP_TOP_P;
   info->truncation_order[2] = SAMPCERT_STEP_MIN_P;
   return SAMPCERT_STATUS_OK;
@@ -213,6 +216,23 @@ TEST(AbiVerify, DraftLogitsAndAcceptanceNeedAMinor3Table) {
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().message.find("without verify"), std::string::npos) << s.error().message;
   g_caps = SAMPCERT_CAP_F32 | SAMPCERT_CAP_VERIFY;
+}
+
+// VER-DEV-1: a lossy scheme is read (ABI MINOR 3) and is a declaration about verify.
+TEST(AbiVerify, ALossySchemeIsReadAndNeedsVerify) {
+  g_scheme = SAMPCERT_VERIFY_LENIENT;
+  auto s = Sampler::Open(&kApi, nullptr);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ((*s)->info().policies.verify_scheme, VerifyScheme::kLenient);
+  EXPECT_EQ((*s)->info().policies.verify_threshold, 0.5f);
+  g_caps = SAMPCERT_CAP_F32;
+  s = Sampler::Open(&kApi, nullptr);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("declares a lossy verify scheme but not verify"),
+            std::string::npos)
+      << s.error().message;
+  g_caps = SAMPCERT_CAP_F32 | SAMPCERT_CAP_VERIFY;
+  g_scheme = SAMPCERT_VERIFY_EXACT;
 }
 
 TEST(AbiVerify, DraftRowsAreRefusedWithoutTheirDeclaration) {

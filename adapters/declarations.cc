@@ -54,6 +54,11 @@ constexpr DeclaredValue<AccuracyClass> kAccuracies[] = {
     {AccuracyClass::kBF16, SAMPCERT_ACCURACY_BF16, "bf16", "bf16"},
     {AccuracyClass::kF16, SAMPCERT_ACCURACY_F16, "fp16", "fp16"},
 };
+constexpr DeclaredValue<VerifyScheme> kVerifySchemes[] = {
+    {VerifyScheme::kExact, SAMPCERT_VERIFY_EXACT, "exact", "exact"},
+    {VerifyScheme::kTypical, SAMPCERT_VERIFY_TYPICAL, "typical", "typical acceptance (lossy)"},
+    {VerifyScheme::kLenient, SAMPCERT_VERIFY_LENIENT, "lenient", "lenient acceptance (lossy)"},
+};
 // Policies::sequential_draws.
 constexpr DeclaredValue<bool> kDrawModes[] = {
     {false, SAMPCERT_DRAWS_RANDOM_ACCESS, "random-access", "random access"},
@@ -84,6 +89,7 @@ SAMPCERT_ONE_ROW_PER_VALUE(kSteps, TruncationStep);
 SAMPCERT_ONE_ROW_PER_VALUE(kNans, NanPolicy);
 SAMPCERT_ONE_ROW_PER_VALUE(kDeterminisms, Determinism);
 SAMPCERT_ONE_ROW_PER_VALUE(kAccuracies, AccuracyClass);
+SAMPCERT_ONE_ROW_PER_VALUE(kVerifySchemes, VerifyScheme);
 #undef SAMPCERT_ONE_ROW_PER_VALUE
 static_assert(std::size(kDrawModes) == 2 && !kDrawModes[0].value && kDrawModes[1].value);
 // SAMPCERT_STEP_TIES_* is 0 (as tie_rule) or the SAMPCERT_TIES_* value plus one.
@@ -105,14 +111,17 @@ constexpr Vocabulary<Determinism> kDeterminismVocabulary{"determinism", "determi
 constexpr Vocabulary<AccuracyClass> kAccuracyVocabulary{"accuracy", "accuracy class",
                                                         "SAMPCERT_ACCURACY_", kAccuracies};
 constexpr Vocabulary<bool> kDrawVocabulary{"draws", "draw mode", "SAMPCERT_DRAWS_", kDrawModes};
+constexpr Vocabulary<VerifyScheme> kVerifyVocabulary{"verify_scheme", "verify scheme",
+                                                     "SAMPCERT_VERIFY_", kVerifySchemes};
 
 // Every vocabulary, in the dump's order (sampcert declarations, the Python helper's dicts).
-constexpr std::tuple<const Vocabulary<GreedyTieBreak>&, const Vocabulary<TieRule>&,
-                     const Vocabulary<PipelineOrder>&, const Vocabulary<TruncationStep>&,
-                     const Vocabulary<NanPolicy>&, const Vocabulary<Determinism>&,
-                     const Vocabulary<AccuracyClass>&, const Vocabulary<bool>&>
-    kVocabularies{kGreedyVocabulary, kTieVocabulary,         kOrderVocabulary,    kStepVocabulary,
-                  kNanVocabulary,    kDeterminismVocabulary, kAccuracyVocabulary, kDrawVocabulary};
+constexpr std::tuple<
+    const Vocabulary<GreedyTieBreak>&, const Vocabulary<TieRule>&, const Vocabulary<PipelineOrder>&,
+    const Vocabulary<TruncationStep>&, const Vocabulary<NanPolicy>&, const Vocabulary<Determinism>&,
+    const Vocabulary<AccuracyClass>&, const Vocabulary<bool>&, const Vocabulary<VerifyScheme>&>
+    kVocabularies{kGreedyVocabulary,   kTieVocabulary,  kOrderVocabulary,
+                  kStepVocabulary,     kNanVocabulary,  kDeterminismVocabulary,
+                  kAccuracyVocabulary, kDrawVocabulary, kVerifyVocabulary};
 
 constexpr Capability kCapabilities[] = {
     {SAMPCERT_CAP_F32, "f32", "f32"},
@@ -438,7 +447,72 @@ class DrawCostCodec final : public FieldCodec {
   }
 };
 
+// VER-DEV-1 (ABI MINOR 3): the verify scheme and its two parameters, in the report and
+// `sampcert info` only for a lossy scheme (an exact verifier, or none, declares nothing there).
+class VerifySchemeCodec final : public FieldCodec {
+ public:
+  std::string_view Vocabulary() const override { return IdOf<VerifyScheme>(); }
+  std::string_view Encoding() const override { return "value"; }
+  std::string FromAbi(const char* member, SamplerInfo* out) const override {
+    auto v = ValueOfAbi<VerifyScheme>(Load<int32_t>(member));
+    if (!v.ok()) return v.error().message;
+    out->policies.verify_scheme = *v;
+    return "";
+  }
+  void ToAbi(const SamplerInfo& in, char* member) const override {
+    Store(member, AbiOf(in.policies.verify_scheme));
+  }
+  json ToWire(const SamplerInfo& in) const override {
+    return CheckedAbi(in.policies.verify_scheme);
+  }
+  void FromWire(const json& j, SamplerInfo* out) const override {
+    out->policies.verify_scheme = OrThrow(ValueOfAbi<VerifyScheme>(j.get<int64_t>()));
+  }
+  json ToReport(const SamplerInfo& in) const override {
+    if (in.policies.verify_scheme == VerifyScheme::kExact) return json();
+    return OrThrow(NameOf(in.policies.verify_scheme));
+  }
+  std::string ToText(const SamplerInfo& in) const override {
+    if (in.policies.verify_scheme == VerifyScheme::kExact) return "";
+    return std::string(OrThrow(LabelOf(in.policies.verify_scheme)));
+  }
+};
+
+// Shown on the scheme's line: "(threshold 0.09) (alpha 0.3)"; a parameter at 0 is not shown.
+template <float Policies::*Member>
+class VerifyParamCodec final : public FieldCodec {
+ public:
+  explicit constexpr VerifyParamCodec(const char* name) : name_(name) {}
+  std::string_view Vocabulary() const override { return ""; }
+  std::string_view Encoding() const override { return "number"; }
+  std::string FromAbi(const char* member, SamplerInfo* out) const override {
+    out->policies.*Member = Load<float>(member);
+    return "";
+  }
+  void ToAbi(const SamplerInfo& in, char* member) const override {
+    Store(member, in.policies.*Member);
+  }
+  json ToWire(const SamplerInfo& in) const override { return results::Number(in.policies.*Member); }
+  void FromWire(const json& j, SamplerInfo* out) const override {
+    out->policies.*Member = static_cast<float>(results::NumberFrom(j));
+  }
+  json ToReport(const SamplerInfo& in) const override {
+    if (in.policies.verify_scheme == VerifyScheme::kExact) return json();
+    return results::Number(in.policies.*Member);
+  }
+  std::string ToText(const SamplerInfo& in) const override {
+    if (in.policies.verify_scheme == VerifyScheme::kExact || in.policies.*Member == 0) return "";
+    return fmt::format("{} {}", name_, in.policies.*Member);
+  }
+
+ private:
+  const char* name_;
+};
+
 const CapabilitiesCodec kCapabilitiesCodec;
+const VerifySchemeCodec kVerifySchemeCodec;
+const VerifyParamCodec<&Policies::verify_threshold> kVerifyThresholdCodec{"threshold"};
+const VerifyParamCodec<&Policies::verify_alpha> kVerifyAlphaCodec{"alpha"};
 const EnumCodec<&Policies::greedy_tie_break> kGreedyCodec;
 const EnumCodec<&Policies::tie_rule> kTieRuleCodec;
 const StepTiesCodec<&Policies::top_k_tie_rule> kTopKTiesCodec{"top-k tie rule"};
@@ -486,6 +560,12 @@ const DeclaredField kFields[] = {
      &kAccuracyCodec},
     {"thread_safe", "thread_safe", "thread_safe", false, "thread safe", 'i', 1,
      SAMPCERT_ABI(thread_safe), 0, &kThreadSafeCodec},
+    {"verify_scheme", "verify_scheme", "verify_scheme", true, "verify scheme", 'i', 1,
+     SAMPCERT_ABI(verify_scheme), 3, &kVerifySchemeCodec},
+    {"verify_threshold", "verify_threshold", "verify_threshold", true, "", 'f', 1,
+     SAMPCERT_ABI(verify_threshold), 3, &kVerifyThresholdCodec},
+    {"verify_alpha", "verify_alpha", "verify_alpha", true, "", 'f', 1, SAMPCERT_ABI(verify_alpha),
+     3, &kVerifyAlphaCodec},
 };
 
 #undef SAMPCERT_ABI
@@ -520,6 +600,7 @@ template const Vocabulary<NanPolicy>& VocabularyOf(NanPolicy);
 template const Vocabulary<Determinism>& VocabularyOf(Determinism);
 template const Vocabulary<AccuracyClass>& VocabularyOf(AccuracyClass);
 template const Vocabulary<bool>& VocabularyOf(bool);
+template const Vocabulary<VerifyScheme>& VocabularyOf(VerifyScheme);
 
 Error UnknownValue(std::string_view what, std::string_view abi_prefix, const std::string& value,
                    const std::string& known) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <stdexcept>
@@ -113,21 +114,27 @@ constexpr std::size_t Scalars() {
 // A new member of sampcert_sampler_info without a row leaves a hole here, or (in the tail
 // padding) changes the count of its scalars.
 TEST(Declarations, FieldsCoverTheAbiStructOnce) {
-  std::size_t elements = 4;  // struct_size, name, version, reserved0
+  std::size_t elements = 6;  // struct_size, name, version, reserved0, reserved2, reserved1
   for (const DeclaredField& f : DeclaredFields()) elements += f.count;
   EXPECT_EQ(elements, Scalars<sampcert_sampler_info>());
   std::size_t at = offsetof(sampcert_sampler_info, capabilities);
   std::set<std::string_view> wire, report, name;
   for (const DeclaredField* f : FieldsInAbiOrder()) {
     if (at == offsetof(sampcert_sampler_info, reserved0)) at += 4;
+    if (at == offsetof(sampcert_sampler_info, reserved2)) at += 4;
     EXPECT_EQ(f->abi_offset, at) << f->name;
-    EXPECT_EQ(f->minor, f->abi_offset >= SAMPCERT_SAMPLER_INFO_MINOR1_OFFSET ? 1u : 0u) << f->name;
+    EXPECT_EQ(f->minor, f->abi_offset >= SAMPCERT_SAMPLER_INFO_MINOR3_OFFSET   ? 3u
+                        : f->abi_offset >= SAMPCERT_SAMPLER_INFO_MINOR1_OFFSET ? 1u
+                                                                               : 0u)
+        << f->name;
     at = f->abi_offset + 4 * std::size_t{f->count};
     EXPECT_TRUE(wire.insert(f->wire).second) << f->wire;
     EXPECT_TRUE(report.insert(f->report).second) << f->report;
     EXPECT_TRUE(name.insert(f->name).second) << f->name;
   }
-  // Up to the struct's tail padding (size_t alignment).
+  // Up to reserved1, then the struct's tail padding (size_t alignment).
+  EXPECT_EQ(at, offsetof(sampcert_sampler_info, reserved1));
+  at += 4;
   constexpr std::size_t kAlign = alignof(sampcert_sampler_info);
   EXPECT_EQ((at + kAlign - 1) / kAlign * kAlign, sizeof(sampcert_sampler_info));
   EXPECT_EQ(FieldsInAbiOrder().size(), DeclaredFields().size());
@@ -153,6 +160,9 @@ SamplerInfo Unusual() {
   p.accuracy = AccuracyClass::kBF16;
   p.sequential_draws = true;
   p.draw_cost_ns_per_token = 12.5;
+  p.verify_scheme = VerifyScheme::kTypical;
+  p.verify_threshold = 0.09f;
+  p.verify_alpha = 0.3f;
   return info;
 }
 
@@ -280,12 +290,15 @@ TEST(Declarations, GoldenEncodings) {
             R"({"accuracy":0,"capabilities":0,"determinism":1,"draw_cost_ns_per_token":0.0,)"
             R"("greedy_threshold":0.0,"greedy_tie_break":0,"name":"","nan_policy":0,"order":0,)"
             R"("sequential_draws":false,"thread_safe":false,"tie_rule":0,"top_k_tie_rule":-1,)"
-            R"("top_p_tie_rule":-1,"truncation_order":[0,1,2],"version":""})");
+            R"("top_p_tie_rule":-1,"truncation_order":[0,1,2],"verify_alpha":0.0,)"
+            R"("verify_scheme":0,"verify_threshold":0.0,"version":""})");
   EXPECT_EQ(InfoToJson(Unusual()).dump(),
             R"({"accuracy":1,"capabilities":521,"determinism":0,"draw_cost_ns_per_token":12.5,)"
             R"("greedy_threshold":0.5,"greedy_tie_break":2,"name":"unusual","nan_policy":1,)"
             R"("order":1,"sequential_draws":true,"thread_safe":true,"tie_rule":2,)"
-            R"("top_k_tie_rule":0,"top_p_tie_rule":1,"truncation_order":[2,0,1],"version":"2"})");
+            R"("top_k_tie_rule":0,"top_p_tie_rule":1,"truncation_order":[2,0,1],)"
+            R"("verify_alpha":0.30000001192092896,"verify_scheme":1,"verify_threshold":)"
+            R"(0.09000000357627869,"version":"2"})");
   EXPECT_EQ(DeclarationToReport(SamplerInfo{}).dump(),
             R"({"capabilities":[],"policies":{"accuracy":"fp32","determinism":"same-seed",)"
             R"("greedy_threshold":0.0,"greedy_tie_break":"uniform","nan_policy":"error",)"
@@ -297,7 +310,9 @@ TEST(Declarations, GoldenEncodings) {
             R"("greedy_threshold":0.5,"greedy_tie_break":"any","nan_policy":"masked",)"
             R"("pipeline_order":"truncation-first","tie_rule":"exact-any",)"
             R"("top_k_tie_rule":"keep-all","top_p_tie_rule":"exact-lowest-index",)"
-            R"("truncation_order":["min-p","top-k","top-p"]},"thread_safe":true})");
+            R"("truncation_order":["min-p","top-k","top-p"],"verify_alpha":0.30000001192092896,)"
+            R"("verify_scheme":"typical","verify_threshold":0.09000000357627869},)"
+            R"("thread_safe":true})");
   EXPECT_EQ(DeclarationText(SamplerInfo{}),
             "capabilities:  (none)\n"
             "greedy ties:   uniform\n"
@@ -322,7 +337,27 @@ TEST(Declarations, GoldenEncodings) {
             "greedy below:  0.5\n"
             "determinism:   none\n"
             "accuracy:      bf16\n"
-            "thread safe:   yes\n");
+            "thread safe:   yes\n"
+            "verify scheme: typical acceptance (lossy) (threshold 0.09) (alpha 0.3)\n");
+}
+
+// VER-DEV-1: a lossy verify scheme needs its parameters in range, the exact one none.
+TEST(Declarations, VerifySchemesNeedTheirParameters) {
+  Policies p;
+  EXPECT_EQ(ValidatePolicies(p), "");
+  p.verify_threshold = 0.5f;
+  EXPECT_NE(ValidatePolicies(p).find("0 with the exact scheme"), std::string::npos);
+  p.verify_scheme = VerifyScheme::kLenient;
+  EXPECT_EQ(ValidatePolicies(p), "");
+  p.verify_threshold = 1.0f;  // a lenience of 1 is the exact rule: declare exact
+  EXPECT_NE(ValidatePolicies(p).find("lenience) in (0, 1)"), std::string::npos);
+  p.verify_scheme = VerifyScheme::kTypical;
+  p.verify_threshold = 0.09f;
+  EXPECT_NE(ValidatePolicies(p).find("verify_alpha (delta) in (0, 1]"), std::string::npos);
+  p.verify_alpha = 0.3f;
+  EXPECT_EQ(ValidatePolicies(p), "");
+  p.verify_alpha = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_NE(ValidatePolicies(p), "");
 }
 
 TEST(Declarations, TheDumpListsEveryTable) {
@@ -338,7 +373,7 @@ TEST(Declarations, TheDumpListsEveryTable) {
       EXPECT_TRUE(ids.count(id)) << f.name << ": vocabulary " << id;
     }
   }
-  EXPECT_EQ(ids.size(), 8u);
+  EXPECT_EQ(ids.size(), 9u);
 }
 
 }  // namespace

@@ -215,6 +215,13 @@ Expected<std::unique_ptr<Sampler>> Sampler::Open(const sampcert_sampler_api* api
                                s->info_.Has(SAMPCERT_CAP_VERIFY) ? "" : ", without verify")};
     }
   }
+  // A lossy acceptance scheme (VER-DEV-1) is a declaration about verify.
+  if (s->info_.policies.verify_scheme != VerifyScheme::kExact &&
+      !s->info_.Has(SAMPCERT_CAP_VERIFY)) {
+    return Error{
+        ErrorCode::kInvalidArgument,
+        fmt::format("sampler '{}' declares a lossy verify scheme but not verify", s->info_.name)};
+  }
   err = FreshError();
   {
     Traced t("create()");

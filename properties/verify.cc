@@ -19,12 +19,14 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <numbers>
 #include <optional>
 #include <set>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "adapters/declarations.h"
 #include "properties/distribution.h"
 #include "properties/draw_planning.h"
 #include "properties/families.h"
@@ -413,6 +415,56 @@ double AcceptanceTolerance(const AccuracyParams& acc, const ReferenceDistributio
   return std::min(1.0, r) * (e_p + e_q + abs_q / q) + abs_p / q + 1e-12;
 }
 
+// The acceptance probability the declared scheme gives drafted token d (VER-6), with its
+// tolerance; a negative tolerance: d's p is within its tolerance of the typical scheme's
+// threshold, where the rule's answer is not determined (not checked).
+struct DeclaredRule {
+  double acceptance = 0;
+  double tolerance = 0;
+};
+DeclaredRule RuleOf(const Policies& declared, const AccuracyParams& acc,
+                    const ReferenceDistribution& target, const ReferenceDistribution* draft,
+                    std::span<const double> q, int64_t d, double entropy) {
+  const auto ds = static_cast<std::size_t>(d);
+  const double tol = AcceptanceTolerance(acc, target, draft, q[ds], ds);
+  const double p = static_cast<double>(target.probs[ds]);
+  switch (declared.verify_scheme) {
+    case VerifyScheme::kExact:
+      return {static_cast<double>(AcceptanceProbability(target.probs, q, d)), tol};
+    case VerifyScheme::kLenient: {
+      const double l = declared.verify_threshold;
+      return {std::min(1.0, p / (l * q[ds])), tol / l};
+    }
+    case VerifyScheme::kTypical: {
+      // p's error is TOL-3's bound of the class; the threshold's comes through H: |dH| <=
+      // sum_x |dp_x| (|log p_x| + 1) <= e (H + 1) for a relative error e on every p_x (taken
+      // as d's, with 1e-6 for the tokens whose bound is larger).
+      const double e_p =
+          p >= acc.prob_floor
+              ? ProbabilityRelTolerance(acc, static_cast<double>(target.log_weights[ds]), q.size())
+              : 0.0;
+      const double abs_p = p < acc.prob_floor ? acc.abs_below_floor : 0.0;
+      const double threshold = std::min(static_cast<double>(declared.verify_threshold),
+                                        declared.verify_alpha * std::exp(-entropy));
+      const double band = p * e_p + abs_p + threshold * (e_p + 1e-6) * (entropy + 1);
+      if (std::abs(p - threshold) <= band) return {0, -1};
+      return {p > threshold ? 1.0 : 0.0, 1e-12};
+    }
+  }
+  return {0, -1};
+}
+std::string RuleName(const Policies& declared) {
+  switch (declared.verify_scheme) {
+    case VerifyScheme::kExact: return "min(1, p / q)";
+    case VerifyScheme::kLenient:
+      return fmt::format("the declared lenient rule min(1, p / ({} q))", declared.verify_threshold);
+    case VerifyScheme::kTypical:
+      return fmt::format("the declared typical rule [p > min({}, {} exp(-H(p)))]",
+                         declared.verify_threshold, declared.verify_alpha);
+  }
+  return "";
+}
+
 // VER-6's state over a run: what was checked, the worst error relative to its tolerance, the
 // first error past it.
 struct AcceptanceTally {
@@ -448,6 +500,10 @@ void DrawTrials(adapters::Sampler& sampler, const ChainCase& c, const ChainLaw& 
                 const DraftSampler& drafts, uint64_t seed, uint64_t row_id, uint64_t n,
                 const AccuracyParams* accuracy, Tally* tally) {
   const std::size_t v = c.vocab(), k = c.k();
+  const Policies& declared = sampler.info().policies;
+  // A declared lossy scheme (VER-DEV-1): the exact law's zero-probability counts and its
+  // residual are not the scheme's, so only the support and the declared rule are exact.
+  const bool lossy = declared.verify_scheme != VerifyScheme::kExact;
   tally->emitted.resize(k + 1);
   tally->residual.resize(k);
   const ChainViews views(c);
@@ -456,6 +512,12 @@ void DrawTrials(adapters::Sampler& sampler, const ChainCase& c, const ChainLaw& 
   // VER-6: min(1, p / q) and its tolerance per (position, drafted token), NaN until needed.
   std::vector<std::pair<double, double>> expected(accuracy != nullptr ? k * v : 0,
                                                   {std::numeric_limits<double>::quiet_NaN(), 0.0});
+  std::vector<double> entropy(k, 0.0);  // H(p_j) in nats: the typical scheme's threshold
+  for (std::size_t j = 0; lossy && j < k; ++j) {
+    for (const long double px : law.targets[j].probs) {
+      if (px > 0) entropy[j] -= static_cast<double>(px * std::log(px));
+    }
+  }
   while (tally->trials < n && !tally->exact_failure) {
     const uint64_t first = tally->trials, m = std::min(kChunk, n - first);
     adapters::ChainBatch batch = ChainViews::Batch(c);
@@ -502,7 +564,9 @@ void DrawTrials(adapters::Sampler& sampler, const ChainCase& c, const ChainLaw& 
           return;
         }
         tally->emitted[js].push_back(x);
-        if (j == acc && acc < static_cast<int64_t>(k)) {
+        if (j == acc && acc < static_cast<int64_t>(k) && lossy) {
+          tally->residual[js].push_back(x);  // the scheme's rejection tokens, measured only
+        } else if (j == acc && acc < static_cast<int64_t>(k)) {
           const auto xs = static_cast<std::size_t>(x);
           const long double px = law.targets[js].probs[xs], qx = c.q[js * v + xs];
           if (law.residual[js][xs] > 0) {
@@ -519,7 +583,7 @@ void DrawTrials(adapters::Sampler& sampler, const ChainCase& c, const ChainLaw& 
           }
         }
       }
-      if (law.accepted_count[static_cast<std::size_t>(acc)] == 0) {
+      if (!lossy && law.accepted_count[static_cast<std::size_t>(acc)] == 0) {
         tally->exact_failure = fmt::format(
             "trial {}: accepted {} of {} drafts, a count of probability 0 under the chain's law",
             trial, acc, k);
@@ -534,20 +598,24 @@ void DrawTrials(adapters::Sampler& sampler, const ChainCase& c, const ChainLaw& 
           const std::span<const double> qj(c.q.data() + j * v, v);
           auto& [want, tol] = expected[j * v + ds];
           if (std::isnan(want)) {  // each (position, drafted token) once
-            want = static_cast<double>(AcceptanceProbability(law.targets[j].probs, qj, d[j]));
-            tol = AcceptanceTolerance(*accuracy, law.targets[j],
-                                      c.logits() ? &c.draft_refs[j] : nullptr, qj[ds], ds);
+            const DeclaredRule rule =
+                RuleOf(declared, *accuracy, law.targets[j], c.logits() ? &c.draft_refs[j] : nullptr,
+                       qj, d[j], entropy[j]);
+            want = rule.acceptance;
+            tol = rule.tolerance;
           }
+          if (!(tol >= 0)) continue;  // at the declared threshold, within p's tolerance
           ++tally->acceptance.checked;
           const double err = std::isfinite(a) ? std::abs(a - want) : HUGE_VAL;
           tally->acceptance.worst = std::max(tally->acceptance.worst, err / tol);
           if (!(err <= tol) && !tally->acceptance.failure) {
             tally->acceptance.failure = fmt::format(
                 "trial {}: at position {} the verifier gave acceptance probability {:.9g} for "
-                "drafted token {}, where min(1, p / q) = min(1, {:.6g} / {:.6g}) = {:.9g} (error "
-                "{:.3g}, tolerance {:.3g}){}",
-                trial, j + 1, a, d[j], static_cast<double>(law.targets[j].probs[ds]), qj[ds], want,
-                err, tol, std::isnan(a) ? ": not written" : "");
+                "drafted token {}, where {} (p = {:.6g}, q = {:.6g}) is {:.9g} (error {:.3g}, "
+                "tolerance {:.3g}){}",
+                trial, j + 1, a, d[j], RuleName(declared),
+                static_cast<double>(law.targets[j].probs[ds]), qj[ds], want, err, tol,
+                std::isnan(a) ? ": not written" : "");
           }
         }
       }
@@ -709,6 +777,111 @@ std::string DescribeLawLook(const LawLook& l, const ChainCase& c) {
                      DescribeEvidence(l.look.evidence, row));
 }
 
+// VER-6's result over the tallies of a chain's runs.
+TestResult AcceptanceResult(TestResult r, const ItemRun& ctx, const ChainCase& c,
+                            std::initializer_list<const AcceptanceTally*> runs, uint64_t draws) {
+  double worst = 0;
+  const std::optional<std::string>* failure = nullptr;
+  for (const AcceptanceTally* t : runs) {
+    r.cases += t->checked;
+    worst = std::max(worst, t->worst);
+    if (failure == nullptr && t->failure) failure = &t->failure;
+  }
+  r.draws = draws;
+  if (failure != nullptr) {
+    Fail(&r, **failure, ctx, c);
+  } else {
+    r.note = fmt::format(
+        "{} acceptance probabilities, each within its tolerance of {} (the largest error {:.3g} "
+        "of its tolerance)",
+        r.cases, RuleName(ctx.sampler.info().policies), worst);
+  }
+  return r;
+}
+
+// VER-DEV-1's measure: the empirical total-variation distance of `tokens` from `prob` over
+// `cells` outcomes, with what sampling noise alone gives in expectation,
+// sum_x sqrt(2 p_x (1 - p_x) / (pi N)) / 2 (the mean absolute deviation of a binomial share).
+struct Distance {
+  double tv = 0;
+  double noise = 0;
+  std::size_t samples = 0;
+};
+template <typename Prob>
+Distance DistanceFrom(const std::vector<int64_t>& tokens, std::size_t cells, Prob&& prob) {
+  Distance d;
+  d.samples = tokens.size();
+  if (tokens.empty()) return d;
+  std::vector<double> n(cells, 0.0);
+  for (const int64_t t : tokens) n[static_cast<std::size_t>(t)] += 1;
+  const double total = static_cast<double>(tokens.size());
+  for (std::size_t x = 0; x < cells; ++x) {
+    const double px = prob(x);
+    d.tv += std::abs(n[x] / total - px);
+    d.noise += std::sqrt(2 * px * (1 - px) / (std::numbers::pi * total));
+  }
+  d.tv /= 2;
+  d.noise /= 2;
+  return d;
+}
+
+// VER-2..VER-4 under a declared lossy scheme (VER-DEV-1): a Warning with the measured distance
+// from exact speculative sampling's law (the largest over the sub-tests with samples), never a
+// Pass.
+TestResult LossyLaw(TestResult r, int i, const ItemRun& ctx, const ChainCase& c,
+                    const ChainLaw& law, const Tally& tally) {
+  const std::size_t v = c.vocab(), k = c.k();
+  Distance worst;
+  std::string where;
+  auto consider = [&](const Distance& d, std::string what) {
+    // The sub-test whose distance stands out most from its noise.
+    if (d.samples > 0 && (worst.samples == 0 || d.tv - d.noise > worst.tv - worst.noise)) {
+      worst = d;
+      where = std::move(what);
+    }
+  };
+  if (i == 0) {
+    for (std::size_t j = 0; j <= k; ++j) {
+      consider(
+          DistanceFrom(tally.emitted[j], v,
+                       [&](std::size_t x) { return static_cast<double>(law.targets[j].probs[x]); }),
+          fmt::format("position {}", j + 1));
+    }
+  } else if (i == 1) {
+    consider(
+        DistanceFrom(tally.counts, k + 1,
+                     [&](std::size_t m) { return static_cast<double>(law.accepted_count[m]); }),
+        "the accepted count");
+  } else {
+    for (std::size_t j = 0; j < k; ++j) {
+      if (std::ranges::all_of(law.residual[j], [](long double x) { return x == 0; })) continue;
+      consider(DistanceFrom(tally.residual[j], v,
+                            [&](std::size_t x) { return static_cast<double>(law.residual[j][x]); }),
+               fmt::format("position {} after a rejection", j + 1));
+    }
+  }
+  r.draws = tally.trials;
+  const Policies& declared = ctx.sampler.info().policies;
+  const std::string scheme =
+      declared.verify_scheme == VerifyScheme::kTypical
+          ? fmt::format("the declared lossy verify scheme typical (threshold {}, alpha {})",
+                        declared.verify_threshold, declared.verify_alpha)
+          : fmt::format("the declared lossy verify scheme {} (lenience {})",
+                        adapters::NameOrThrow(declared.verify_scheme), declared.verify_threshold);
+  if (worst.samples == 0) {
+    r.status = Status::kNotSupported;
+    r.note = scheme + ": no samples to measure";
+    return r;
+  }
+  r.status = Status::kWarning;
+  r.worst_error = worst.tv;
+  r.note = fmt::format(
+      "{}: {}, exact speculative sampling's, does not hold by design; measured total-variation "
+      "distance {:.3g} from it at {} ({} samples; sampling noise alone gives about {:.2g})",
+      scheme, kLawNames[i], worst.tv, where, worst.samples, worst.noise);
+  return r;
+}
+
 // The chains' results of one chain: VER-1..VER-4, and VER-6 where declared.
 std::vector<TestResult> RunOneChain(const ItemRun& ctx, const ChainCase& c, std::size_t index,
                                     std::size_t subtests) {
@@ -745,10 +918,6 @@ std::vector<TestResult> RunOneChain(const ItemRun& ctx, const ChainCase& c, std:
                             rerun_levels = LookLevels(4 * trials, item.rerun_level);
   const AccuracyParams* accuracy =
       with_acceptance ? &AccuracyFor(ctx.sampler.info().policies.accuracy) : nullptr;
-  ChainRun first =
-      RunChain(ctx.sampler, c, *law, item.seed, row_id, looks, levels, share, accuracy);
-  support.cases = first.tally.trials;
-  support.draws = first.tally.trials;
   auto unreached = [&](const std::string& why) {
     std::vector<TestResult> out{support};
     for (TestResult& l : laws) {
@@ -763,6 +932,28 @@ std::vector<TestResult> RunOneChain(const ItemRun& ctx, const ChainCase& c, std:
     }
     return out;
   };
+  if (ctx.sampler.info().policies.verify_scheme != VerifyScheme::kExact) {
+    // VER-DEV-1: the planned trials in one run, no looks (nothing is decided statistically).
+    Tally tally;
+    DrawTrials(ctx.sampler, c, *law, DraftSampler(c), item.seed, row_id, trials, accuracy, &tally);
+    support.cases = support.draws = tally.trials;
+    if (tally.exact_failure) {
+      Fail(&support, *tally.exact_failure, ctx, c);
+      return unreached("VER-1 failed first");
+    }
+    support.note =
+        fmt::format("{} trials, every emitted token in its target's support", support.cases);
+    std::vector<TestResult> out{support};
+    for (int i = 0; i < 3; ++i) out.push_back(LossyLaw(laws[i], i, ctx, c, *law, tally));
+    for (TestResult& r : exact_laws) {
+      out.push_back(AcceptanceResult(r, ctx, c, {&tally.acceptance}, tally.trials));
+    }
+    return out;
+  }
+  ChainRun first =
+      RunChain(ctx.sampler, c, *law, item.seed, row_id, looks, levels, share, accuracy);
+  support.cases = first.tally.trials;
+  support.draws = first.tally.trials;
   if (first.tally.exact_failure) {
     Fail(&support, *first.tally.exact_failure, ctx, c);
     return unreached("VER-1 failed first");
@@ -864,19 +1055,8 @@ std::vector<TestResult> RunOneChain(const ItemRun& ctx, const ChainCase& c, std:
   }
   // VER-6 (exact): every decided position's acceptance probability, over both runs.
   for (TestResult& r : exact_laws) {
-    const AcceptanceTally* runs[2] = {&first.tally.acceptance, &second.tally.acceptance};
-    r.cases = runs[0]->checked + runs[1]->checked;
-    r.draws = support.draws;
-    const double worst = std::max(runs[0]->worst, runs[1]->worst);
-    if (const auto& f = runs[0]->failure ? runs[0]->failure : runs[1]->failure; f) {
-      Fail(&r, *f, ctx, c);
-    } else {
-      r.note = fmt::format(
-          "{} acceptance probabilities, each within its tolerance of min(1, p / q) (the "
-          "largest error {:.3g} of its tolerance)",
-          r.cases, worst);
-    }
-    out.push_back(r);
+    out.push_back(AcceptanceResult(r, ctx, c, {&first.tally.acceptance, &second.tally.acceptance},
+                                   support.draws));
   }
   return out;
 }

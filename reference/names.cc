@@ -68,6 +68,29 @@ std::string ValidatePolicies(const Policies& p) {
   if (!(p.draw_cost_ns_per_token >= 0 && p.draw_cost_ns_per_token < 1e9)) {
     return "draw cost per token must be finite, >= 0 and below 1 s";
   }
+  if (bad(p.verify_scheme)) return unknown("verify scheme", p.verify_scheme);
+  // Written so that NaN fails too.
+  switch (p.verify_scheme) {
+    case VerifyScheme::kExact:
+      if (p.verify_threshold != 0 || p.verify_alpha != 0) {
+        return "verify_threshold and verify_alpha are parameters of a lossy verify scheme: 0 "
+               "with the exact scheme";
+      }
+      break;
+    case VerifyScheme::kTypical:
+      if (!(p.verify_threshold > 0 && p.verify_threshold <= 1) ||
+          !(p.verify_alpha > 0 && p.verify_alpha <= 1)) {
+        return "the typical verify scheme needs verify_threshold (epsilon) and verify_alpha "
+               "(delta) in (0, 1]";
+      }
+      break;
+    case VerifyScheme::kLenient:
+      if (!(p.verify_threshold > 0 && p.verify_threshold < 1) || p.verify_alpha != 0) {
+        return "the lenient verify scheme needs verify_threshold (the lenience) in (0, 1) and "
+               "verify_alpha 0";
+      }
+      break;
+  }
   if (bad(p.order)) return unknown("pipeline order", p.order);
   if (bad(p.nan_policy)) return unknown("NaN policy", p.nan_policy);
   if (bad(p.determinism)) return unknown("determinism level", p.determinism);

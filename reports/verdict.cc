@@ -180,7 +180,15 @@ Outcome Verdict(const Report& report) {
         "no results: nothing was certified");
     return o;
   }
-  set(OutcomeKind::kConformant, Code(ExitCode::kOk), stale.empty() ? "" : stale.substr(2));
+  // A Warning is a declared deviation with its measured size (POL-5, VER-DEV-1): conformant,
+  // but never silently so.
+  int warnings = 0;
+  for (const results::TestResult& r : report.results) warnings += r.status == Status::kWarning;
+  std::string detail = warnings > 0 ? fmt::format("with {} (declared deviations: see each)",
+                                                  Count(warnings, "warning", "warnings"))
+                                    : "";
+  if (!stale.empty()) detail += detail.empty() ? stale.substr(2) : stale;
+  set(OutcomeKind::kConformant, Code(ExitCode::kOk), detail);
   return o;
 }
 

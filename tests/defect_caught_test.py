@@ -2,7 +2,7 @@
 """A planted defect is caught by the standard profile (issue 9).
 
 Usage: defect_caught_test.py SAMPCERT PLUGIN OUT_DIR DEFECT [--item=ID] [PROPERTY[/FAMILY] ...]
-                             [!PROPERTY ...]
+                             [!PROPERTY ...] [~PROPERTY ...]
 
 Runs `sampcert run --profile standard` on the defective plug-in with SAMPCERT_DEFECT=DEFECT. With
 no PROPERTY/FAMILY, the run must be conformant (the control). Otherwise the verdict must be
@@ -11,7 +11,9 @@ every failing result is printed with its message and draws, which is the note's 
 !PROPERTY names a property that must not fail at all (no result of it a Fail): the defect must
 not be blamed on what it is not (a +inf tie defect is no tail claim). A PROPERTY without a
 family matches any family. --item=ID runs that plan item only (the verifier family's
-f32/verify, say) instead of the whole profile.
+f32/verify, say) instead of the whole profile. A ~PROPERTY names a declared deviation (a lossy
+verify scheme, SPEC VER-DEV-1): the run must be conformant, every result of that property a
+Warning (or NotSupported where nothing could be measured), at least one a Warning, none a Pass.
 """
 import json
 import os
@@ -24,8 +26,9 @@ def main():
     rest = sys.argv[5:]
     item = [a.split("=", 1)[1] for a in rest if a.startswith("--item=")]
     rest = [a for a in rest if not a.startswith("--item=")]
-    wanted = [a for a in rest if not a.startswith("!")]
+    wanted = [a for a in rest if a[0] not in "!~"]
     innocent = [a[1:] for a in rest if a.startswith("!")]
+    deviations = [a[1:] for a in rest if a.startswith("~")]
     env = dict(os.environ, SAMPCERT_DEFECT=defect)
     cmd = [sampcert, "run", "--sampler", plugin, "--profile", "standard", "--jobs", "2",
            "--out", out]
@@ -50,7 +53,14 @@ def main():
         if proc.returncode != 0 or failed:
             print(f"FAIL: the control (defect {defect}) is not conformant (exit {proc.returncode})")
             return 1
-        print(f"ok: defect {defect} is conformant")
+        for p in deviations:
+            statuses = [r["status"] for r in report["results"] if r["property"] == p]
+            if "Warning" not in statuses or set(statuses) - {"Warning", "NotSupported"}:
+                print(f"FAIL: defect {defect}: {p} is a declared deviation, but its results are "
+                      f"{sorted(set(statuses))}, not Warnings")
+                return 1
+        print(f"ok: defect {defect} is conformant" +
+              (f", with {deviations} as Warnings" if deviations else ""))
         return 0
     if proc.returncode == 0:
         print(f"FAIL: defect {defect} passed the standard profile")

@@ -124,7 +124,10 @@ class ProtocolTest(unittest.TestCase):
         # draw mode sequential, draw cost.
         extra = struct.unpack_from("<iiIf", body, off + 4 + m + 48)
         self.assertEqual(extra, (0, 1, 1, 12.5))
-        self.assertEqual(len(body), off + 4 + m + 48 + 16)
+        # Protocol MINOR 3: the verify scheme (exact) and its two parameters.
+        verify = struct.unpack_from("<iff", body, off + 4 + m + 64)
+        self.assertEqual(verify, (0, 0.0, 0.0))
+        self.assertEqual(len(body), off + 4 + m + 48 + 16 + 12)
 
     def test_host_of_another_major_is_refused(self):
         self.assertEqual(self.host.call(sp.INFO, struct.pack("<II", 2, 0))[:2],
@@ -367,7 +370,8 @@ class DeclarationsTest(unittest.TestCase):
                        truncation_order=("min-p", "top-k", "top-p"),
                        nan_policy="masked", greedy_threshold=0.25, determinism="cross-device",
                        accuracy="fp16", thread_safe=True, top_k_tie_rule="exact-lowest-index",
-                       top_p_tie_rule=None, draws="sequential", draw_cost_ns_per_token=3.5)
+                       top_p_tie_rule=None, draws="sequential", draw_cost_ns_per_token=3.5,
+                       verify_scheme="typical", verify_threshold=0.25, verify_alpha=0.5)
         payload = info.encode()
         off = 8
         for _ in range(2):  # name, version
@@ -381,7 +385,8 @@ class DeclarationsTest(unittest.TestCase):
                 "pipeline_order": [1], "truncation_order": [2, 0, 1], "nan_policy": [1],
                 "greedy_threshold": [0.25], "determinism": [2], "accuracy": [2],
                 "thread_safe": [1], "top_k_tie_rule": [2], "top_p_tie_rule": [0],
-                "draw_mode": [1], "draw_cost_ns_per_token": [3.5]}
+                "draw_mode": [1], "draw_cost_ns_per_token": [3.5], "verify_scheme": [1],
+                "verify_threshold": [0.25], "verify_alpha": [0.5]}
         self.assertEqual([f["name"] for f in fields], list(want))
         for f in fields:
             value, got = got[:f["count"]], got[f["count"]:]

@@ -64,6 +64,12 @@ enum class AccuracyClass : int32_t { kF32 = 0, kBF16 = 1, kF16 = 2 };
 template <>
 inline constexpr int32_t kValueCount<AccuracyClass> = 3;
 
+// VER-SEM-1 / VER-DEV-1 (ABI MINOR 3): a verifier's acceptance scheme. kExact is
+// speculative sampling's rule; the others are lossy, declared deviations with their parameters.
+enum class VerifyScheme : int32_t { kExact = 0, kTypical = 1, kLenient = 2 };
+template <>
+inline constexpr int32_t kValueCount<VerifyScheme> = 3;
+
 struct Policies {
   GreedyTieBreak greedy_tie_break = GreedyTieBreak::kUniform;
   TieRule tie_rule = TieRule::kKeepAll;
@@ -89,6 +95,12 @@ struct Policies {
   // STAT-6 (ABI MINOR 1): the declared cost of one draw per vocabulary token, in ns; 0 = not
   // declared. The plan caps the draws of a slow sampler from it, deterministically.
   double draw_cost_ns_per_token = 0;
+  // VER-DEV-1 (ABI MINOR 3): the verifier's acceptance scheme and its parameters (typical:
+  // accept d iff p(d) > min(threshold, alpha exp(-H(p))); lenient: accept with probability
+  // min(1, p(d) / (threshold q(d)))).
+  VerifyScheme verify_scheme = VerifyScheme::kExact;
+  float verify_threshold = 0.0f;
+  float verify_alpha = 0.0f;
 };
 
 // Returns an empty string when the policies are well formed, else what is wrong with them

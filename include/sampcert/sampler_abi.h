@@ -46,7 +46,9 @@ extern "C" {
  * SAMPCERT_STATUS_INVALID_DRAFT. */
 /* MINOR 3 appended to sampcert_chain_batch: draft rows given as logits with their own sampling
  * parameters and dtype (draft_dtype, draft_rows; SAMPCERT_CAP_VERIFY_DRAFT_LOGITS) and the
- * acceptance probabilities as an output (out_acceptance; SAMPCERT_CAP_VERIFY_ACCEPTANCE). */
+ * acceptance probabilities as an output (out_acceptance; SAMPCERT_CAP_VERIFY_ACCEPTANCE); and to
+ * sampcert_sampler_info: a lossy acceptance scheme, declared with its parameters (verify_scheme,
+ * verify_threshold, verify_alpha; SAMPCERT_VERIFY_*, SPEC VER-DEV-1). */
 #define SAMPCERT_ABI_VERSION_MINOR 3u
 
 #if defined(_WIN32)
@@ -123,6 +125,15 @@ extern "C" {
 /* MINOR 1: how the sampler can be asked for draws (draw_mode). */
 #define SAMPCERT_DRAWS_RANDOM_ACCESS 0 /* any first_draw, any order (DRAW-1) */
 #define SAMPCERT_DRAWS_SEQUENTIAL 1    /* a stateful stream per (seed, row_id) per handle */
+/* MINOR 3: the verifier's acceptance scheme (verify_scheme; SPEC VER-SEM-1 and VER-DEV-1). */
+#define SAMPCERT_VERIFY_EXACT 0 /* min(1, p / q), the residual on rejection: exact */
+/* Typical acceptance (Medusa, Cai et al. 2024; vLLM's TypicalAcceptanceSampler): d_j accepted
+ * iff p_j(d_j) > min(verify_threshold, verify_alpha * exp(-H(p_j))), H in nats. Lossy. */
+#define SAMPCERT_VERIFY_TYPICAL 1
+/* Lenient acceptance (Leviathan et al. 2023, appendix A.5): d_j accepted with probability
+ * min(1, p_j(d_j) / (verify_threshold * q_j(d_j))), lenience verify_threshold in (0, 1) (1 is
+ * exact). Lossy. */
+#define SAMPCERT_VERIFY_LENIENT 2
 
 #define SAMPCERT_ERROR_MESSAGE_CAPACITY 1024
 
@@ -163,6 +174,15 @@ typedef struct sampcert_sampler_info {
   /* The declared cost of one draw divided by the vocabulary size, in nanoseconds (0 = not
    * declared, cheap). The plan caps a slow sampler's draws from it (SPEC STAT-6). */
   float draw_cost_ns_per_token;
+  /* The tail padding of a MINOR 1 or 2 struct (its sizeof is 96): never read. */
+  int32_t reserved2;
+  /* ---- MINOR 3 (read only where struct_size covers them; absent reads as 0, exact). ---- */
+  /* SAMPCERT_VERIFY_*: the acceptance scheme of verify (with SAMPCERT_CAP_VERIFY). A lossy
+   * scheme is a declared deviation: the family reports its distance from p_j as a Warning. */
+  int32_t verify_scheme;
+  float verify_threshold; /* typical: the posterior threshold epsilon; lenient: the lenience */
+  float verify_alpha;     /* typical: the posterior alpha delta; otherwise 0 */
+  int32_t reserved1;
 } sampcert_sampler_info;
 
 /* One row (SPEC section 2). Filled by the caller. */
@@ -298,6 +318,9 @@ typedef int32_t (*sampcert_get_sampler_api_fn)(uint32_t host_major, uint32_t hos
  * tie rules: the host reads a MINOR 1 field only where struct_size covers it and its group
  * (both tie rules, 84 bytes; draw_mode, 88; draw_cost_ns_per_token, 92). */
 #define SAMPCERT_SAMPLER_INFO_MINOR1_OFFSET offsetof(sampcert_sampler_info, top_k_tie_rule)
+/* Where the MINOR 3 fields start: past a MINOR 1 or 2 struct's sizeof (96, reserved2 is its
+ * tail padding), so that no older plug-in's struct_size covers them. */
+#define SAMPCERT_SAMPLER_INFO_MINOR3_OFFSET offsetof(sampcert_sampler_info, verify_scheme)
 #define SAMPCERT_ROW_STRUCT_SIZE sizeof(sampcert_row)
 #define SAMPCERT_BATCH_STRUCT_SIZE sizeof(sampcert_batch)
 #define SAMPCERT_SAMPLER_API_STRUCT_SIZE sizeof(sampcert_sampler_api)
@@ -328,7 +351,9 @@ SAMPCERT_STATIC_ASSERT(offsetof(sampcert_sampler_info, top_k_tie_rule) == 76, "i
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_sampler_info, draw_mode) == 84, "info layout");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_sampler_info, draw_cost_ns_per_token) == 88,
                        "info layout");
-SAMPCERT_STATIC_ASSERT(sizeof(sampcert_sampler_info) == 96, "info size");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_sampler_info, verify_scheme) == 96, "info layout");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_sampler_info, verify_alpha) == 104, "info layout");
+SAMPCERT_STATIC_ASSERT(sizeof(sampcert_sampler_info) == 112, "info size");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, logits) == 8, "row layout");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, mask) == 16, "row layout");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, temperature) == 24, "row layout");

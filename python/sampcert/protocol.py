@@ -62,6 +62,7 @@ NAN = {"error": 0, "masked": 1}
 DETERMINISM = {"none": 0, "same-seed": 1, "cross-device": 2}
 ACCURACY = {"fp32": 0, "bf16": 1, "fp16": 2}
 DRAWS = {"random-access": 0, "sequential": 1}
+VERIFY_SCHEME = {"exact": 0, "typical": 1, "lenient": 2}
 
 # The INFO reply after name and version, in sampcert_sampler_info's order:
 # (Info member, struct code, count, vocabulary, encoding); encode_info() reads it.
@@ -80,6 +81,9 @@ INFO_FIELDS = [
     ("top_p_tie_rule", "i", 1, TIES, "step-ties"),
     ("draws", "I", 1, DRAWS, "value"),
     ("draw_cost_ns_per_token", "f", 1, None, "number"),
+    ("verify_scheme", "i", 1, VERIFY_SCHEME, "value"),
+    ("verify_threshold", "f", 1, None, "number"),
+    ("verify_alpha", "f", 1, None, "number"),
 ]
 
 
@@ -105,6 +109,10 @@ class Info:
     top_p_tie_rule: Optional[str] = None
     draws: str = "random-access"
     draw_cost_ns_per_token: float = 0.0
+    # ABI MINOR 3 (protocol MINOR 3); a host of an older MINOR ignores these.
+    verify_scheme: str = "exact"
+    verify_threshold: float = 0.0
+    verify_alpha: float = 0.0
 
     def capability_bits(self) -> int:
         return capability_bits(self.capabilities)

@@ -35,12 +35,23 @@
 //                        #15775). VER-2, VER-3 on the draft-logits chains.
 //   acceptance_unclamped the acceptance probabilities written as p / q, not min(1, p / q) (the
 //                        ratio reported before its clamp; the tokens are right). VER-6.
+//   typical              typical acceptance (Medusa, Cai et al. 2024, section 3.3.1; vLLM's
+//                        TypicalAcceptanceSampler, posterior_threshold 0.09 and posterior_alpha
+//                        0.3, its defaults): d_j accepted iff p_j(d_j) > min(0.09,
+//                        0.3 exp(-H(p_j))), the arg-max of p_j on a rejection. Declared
+//                        (SAMPCERT_VERIFY_TYPICAL): a lossy scheme, VER-2..VER-4 Warnings, never
+//                        a Pass or a Fail (VER-DEV-1).
+//   typical_undeclared   the same rule declared exact: VER-2 and VER-3 fail.
+//   lenient              lenient acceptance, lenience 0.5 (Leviathan et al. 2023, appendix A.5):
+//                        accepted with probability min(1, p / (0.5 q)), the residual (p - q)+ on
+//                        a rejection. Declared (SAMPCERT_VERIFY_LENIENT): Warnings.
 //   no_verify            the control without the capability: stable_cpu's sampler alone, the
 //                        baseline of the verifier family's cost (README, "Certification run
 //                        times").
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -70,6 +81,14 @@ class FlawedVerifier {
     StableCpuSampler::Describe(info);
     static const std::string name = "flawed_verifier_" + Defect();
     info->name = name.c_str();
+    if (Defect() == "typical") {
+      info->verify_scheme = SAMPCERT_VERIFY_TYPICAL;
+      info->verify_threshold = 0.09f;
+      info->verify_alpha = 0.3f;
+    } else if (Defect() == "lenient") {
+      info->verify_scheme = SAMPCERT_VERIFY_LENIENT;
+      info->verify_threshold = 0.5f;
+    }
     if (Defect() == "no_verify") {
       info->capabilities &= ~(SAMPCERT_CAP_VERIFY | SAMPCERT_CAP_VERIFY_DRAFT_LOGITS |
                               SAMPCERT_CAP_VERIFY_ACCEPTANCE);
@@ -108,6 +127,19 @@ class FlawedVerifier {
       plain.emplace(row.logits, std::move(q));
       return Error{};
     };
+    // typical: each distinct target row's threshold min(0.09, 0.3 exp(-H)) and arg-max.
+    const bool typical = defect_ == "typical" || defect_ == "typical_undeclared";
+    std::map<const std::vector<double>*, std::pair<double, int64_t>> typical_of;
+    auto typical_row = [&](const std::vector<double>& pj) {
+      auto [it, fresh] = typical_of.try_emplace(&pj);
+      if (fresh) {
+        double h = 0;
+        for (const double x : pj) h -= x > 0 ? x * std::log(x) : 0.0;
+        it->second = {std::min(0.09, 0.3 * std::exp(-h)),
+                      static_cast<int64_t>(std::max_element(pj.begin(), pj.end()) - pj.begin())};
+      }
+      return it->second;
+    };
     std::vector<double> w(v);
     for (std::size_t c = 0; c < batch.num_chains; ++c) {
       const sampcert_chain& ch = batch.chains[c];
@@ -142,13 +174,25 @@ class FlawedVerifier {
         const int64_t d = ch.draft_tokens[n];
         const auto ds = static_cast<std::size_t>(d);
         const double u = uniform(2 * n);
+        const double lenience = defect_ == "lenient" ? 0.5 : 1.0;
         if (acceptance != nullptr) {
-          const double ratio = defect_ == "ratio_inverted" ? q[ds] / pj[ds] : pj[ds] / q[ds];
-          acceptance[c * max_drafts + n] =
-              defect_ == "acceptance_unclamped" ? ratio : std::min(1.0, ratio);
+          const double ratio =
+              defect_ == "ratio_inverted" ? q[ds] / pj[ds] : pj[ds] / (lenience * q[ds]);
+          acceptance[c * max_drafts + n] = defect_ == "acceptance_unclamped" ? ratio
+                                           : typical ? (pj[ds] > typical_row(pj).first ? 1.0 : 0.0)
+                                                     : std::min(1.0, ratio);
         }
         bool accept = false;
-        if (defect_ == "target_sample_match") {
+        if (typical) {
+          const auto [threshold, top] = typical_row(pj);
+          if (pj[ds] <= threshold) {
+            out[n] = top;
+            break;
+          }
+          accept = true;
+        } else if (defect_ == "lenient") {
+          accept = u * lenience * q[ds] < pj[ds];
+        } else if (defect_ == "target_sample_match") {
           const int64_t t = p[n]->cdf.Token(u);
           accept = t == d;
           if (!accept) {
