@@ -532,6 +532,9 @@ std::string NewFailures(const std::vector<TestResult>& results) {
       if (!r.failure->minimal_input.empty() && r.failure->minimal_input != r.failure->input) {
         out += fmt::format("  minimal: {}\n", S(r.failure->minimal_input));
       }
+      if (!r.failure->row_file.empty()) {  // the input above may be cut; this is all of it
+        out += fmt::format("  whole input: {} (beside report.json)\n", S(r.failure->row_file));
+      }
       if (!r.failure->reproduction.empty()) {
         out += fmt::format("  reproduce: {}\n", S(r.failure->reproduction));
       }
@@ -611,8 +614,16 @@ std::string TextSummary(const Report& report, const std::string& path) {
     out += S(outcome.text) + "\n";
   }
   out += PropertyTable(report.results);
-  out += RootCausesText(report.results);
-  out += NewFailures(report.results);
+  // The row files WriteReportSet writes beside report.json, named here too: a run's own
+  // results carry each failure's row, not yet its file's name.
+  std::vector<TestResult> named = report.results;
+  for (TestResult& r : named) {
+    if (r.failure && r.failure->row_file.empty() && !r.failure->row.empty()) {
+      r.failure->row_file = RowFileName(r);
+    }
+  }
+  out += RootCausesText(named);
+  out += NewFailures(named);
   out += KnownFailures(report.results);
   out += Differences(report.expectation_differences);
   std::map<std::string, int> counts;

@@ -797,6 +797,13 @@ TEST(RowFiles, EachFailuresRowIsPublishedLinkedAndReadBack) {
   junit << junit_in.rdbuf();
   EXPECT_NE(html.str().find("<a href=\"" + name + "\">"), std::string::npos);
   EXPECT_NE(junit.str().find("row file: " + name), std::string::npos);
+  // The terminal names the same file, for the run's own results (row, no row_file yet): under
+  // the root cause and under the failure.
+  const std::string text = TextSummary(report, dir + "/report.json");
+  const std::string line = "whole input: " + name + " (beside report.json)";
+  const std::size_t first = text.find(line);
+  ASSERT_NE(first, std::string::npos) << text;
+  EXPECT_NE(text.find(line, first + 1), std::string::npos) << text;
   Report back;
   std::string why;
   ASSERT_TRUE(ReadReport(json_path, &back, &why)) << why;
