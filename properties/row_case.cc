@@ -53,8 +53,7 @@ std::string Describe(const RowCase& row) {
   for (std::size_t i = 0; i < shown; ++i) {
     logits += fmt::format("{}{}", i ? "," : "", row.Logit(i));
   }
-  // Cut, and says so: the whole row is its row file (results::Failure::row_file).
-  if (shown < row.vocab()) logits += fmt::format(",... {} more", row.vocab() - shown);
+  if (shown < row.vocab()) logits += ",...";
   std::string masked;
   if (!row.mask.empty()) {
     std::size_t allowed = 0;
