@@ -209,7 +209,7 @@ namespace {
 
 // A policy that is one value of a vocabulary (GreedyTieBreak, TieRule, ...).
 template <auto Member>
-class EnumCodec final : public FieldCodec {
+class EnumCodec : public FieldCodec {
   using E = std::remove_cvref_t<decltype(std::declval<Policies&>().*Member)>;
 
  public:
@@ -449,32 +449,15 @@ class DrawCostCodec final : public FieldCodec {
 
 // VER-DEV-1 (ABI MINOR 3): the verify scheme and its two parameters, in the report and
 // `sampcert info` only for a lossy scheme (an exact verifier, or none, declares nothing there).
-class VerifySchemeCodec final : public FieldCodec {
+class VerifySchemeCodec final : public EnumCodec<&Policies::verify_scheme> {
  public:
-  std::string_view Vocabulary() const override { return IdOf<VerifyScheme>(); }
-  std::string_view Encoding() const override { return "value"; }
-  std::string FromAbi(const char* member, SamplerInfo* out) const override {
-    auto v = ValueOfAbi<VerifyScheme>(Load<int32_t>(member));
-    if (!v.ok()) return v.error().message;
-    out->policies.verify_scheme = *v;
-    return "";
-  }
-  void ToAbi(const SamplerInfo& in, char* member) const override {
-    Store(member, AbiOf(in.policies.verify_scheme));
-  }
-  json ToWire(const SamplerInfo& in) const override {
-    return CheckedAbi(in.policies.verify_scheme);
-  }
-  void FromWire(const json& j, SamplerInfo* out) const override {
-    out->policies.verify_scheme = OrThrow(ValueOfAbi<VerifyScheme>(j.get<int64_t>()));
-  }
   json ToReport(const SamplerInfo& in) const override {
     if (in.policies.verify_scheme == VerifyScheme::kExact) return json();
-    return OrThrow(NameOf(in.policies.verify_scheme));
+    return EnumCodec::ToReport(in);
   }
   std::string ToText(const SamplerInfo& in) const override {
     if (in.policies.verify_scheme == VerifyScheme::kExact) return "";
-    return std::string(OrThrow(LabelOf(in.policies.verify_scheme)));
+    return EnumCodec::ToText(in);
   }
 };
 
