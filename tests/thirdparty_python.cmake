@@ -13,12 +13,18 @@ add_test(NAME python.thirdparty_adapters
                  --unittest ${SAMPCERT_THIRDPARTY_PYTHON} torch ${tp_dir}/torch)
 set_tests_properties(python.thirdparty_adapters PROPERTIES
                      LABELS "python;thirdparty" SKIP_RETURN_CODE 77 TIMEOUT 300)
-# Direct probes of transformers' speculative-decoding verifier (the findings of its certification).
+# Direct probes of transformers (its warpers, generate, the speculative-decoding verifier) and of
+# JAX, outside sampcert: the mechanisms their findings.json files name.
 add_test(NAME python.thirdparty_verifier_probes
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/thirdparty_python_test.py
                  --unittest ${SAMPCERT_THIRDPARTY_PYTHON} torch,transformers ${tp_dir}/transformers)
 set_tests_properties(python.thirdparty_verifier_probes PROPERTIES
                      LABELS "python;thirdparty;verify" SKIP_RETURN_CODE 77 TIMEOUT 300)
+add_test(NAME python.thirdparty_jax_probes
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/thirdparty_python_test.py
+                 --unittest ${SAMPCERT_THIRDPARTY_PYTHON} jax ${tp_dir}/jax)
+set_tests_properties(python.thirdparty_jax_probes PROPERTIES
+                     LABELS "python;thirdparty" SKIP_RETURN_CODE 77 TIMEOUT 300)
 # The certifications run in the dev build only: what they test is Python code that no sanitizer
 # instruments, and the host's exec: path is the sanitizer build's already
 # (exec.protocol_and_broken_samplers, conformance.exec_numpy_example.quick); twice would add
@@ -26,13 +32,19 @@ set_tests_properties(python.thirdparty_verifier_probes PROPERTIES
 if(SAMPCERT_SANITIZE)
   return()
 endif()
-# name | server | modules | expectations | server arguments
+# name | server | modules | expectations | server arguments. adapters/thirdparty/findings.py's
+# CERTIFICATIONS lists the same runs: it writes their expectations files from their reports.
 set(tp_certifications
     "torch|torch/torch_sampler.py|torch|torch/expectations.json|"
+    "torch_f16|torch/torch_sampler.py|torch|torch/expectations_f16.json|--dtype f16"
     "torch_bf16|torch/torch_sampler.py|torch|torch/expectations_bf16.json|--dtype bf16"
     "transformers|transformers/hf_sampler.py|torch,transformers|transformers/expectations.json|"
+    "transformers_f16|transformers/hf_sampler.py|torch,transformers|\
+transformers/expectations_f16.json|--dtype f16"
     "transformers_bf16|transformers/hf_sampler.py|torch,transformers|\
-transformers/expectations_bf16.json|--dtype bf16")
+transformers/expectations_bf16.json|--dtype bf16"
+    "jax|jax/jax_sampler.py|jax|jax/expectations.json|"
+    "jax_bf16|jax/jax_sampler.py|jax|jax/expectations_bf16.json|--dtype bf16")
 foreach(entry IN LISTS tp_certifications)
   string(REPLACE "|" ";" fields "${entry}")
   list(GET fields 0 name)
@@ -53,8 +65,16 @@ foreach(entry IN LISTS tp_certifications)
                    ${extra})
   set_tests_properties(conformance.thirdparty.${name}.${SAMPCERT_THIRDPARTY_PROFILE} PROPERTIES
                        LABELS "thirdparty;conformance;python" SKIP_RETURN_CODE 77
-                       TIMEOUT 1800 RUN_SERIAL ON)
+                       TIMEOUT 1800 RUN_SERIAL ON FIXTURES_SETUP thirdparty_reports)
 endforeach()
+
+# The expectations files above and README's findings table are what findings.py makes of these
+# runs' reports and each adapter's findings.json (every finding with its direct probe, run by
+# python.thirdparty_adapters / python.thirdparty_probes): a difference fails.
+add_test(NAME docs.thirdparty_findings
+         COMMAND ${Python3_EXECUTABLE} ${tp_dir}/findings.py check ${PROJECT_BINARY_DIR})
+set_tests_properties(docs.thirdparty_findings PROPERTIES LABELS "thirdparty;docs"
+                     FIXTURES_REQUIRED thirdparty_reports TIMEOUT 120)
 
 # transformers' speculative-decoding verifier (_speculative_sampling, issue 20): the verifier
 # family (f32/verify, quick) against its findings file, each finding probed by the test above.
@@ -63,7 +83,7 @@ add_test(NAME conformance.thirdparty.transformers_verifier.quick
                  $<TARGET_FILE:sampcert> ${SAMPCERT_THIRDPARTY_PYTHON} torch,transformers
                  ${tp_dir}/transformers/hf_verifier.py
                  ${tp_dir}/transformers/verifier_findings.json
-                 ${CMAKE_CURRENT_BINARY_DIR}/thirdparty/transformers_verifier --torch2-squeeze)
+                 ${CMAKE_CURRENT_BINARY_DIR}/thirdparty/transformers_verifier)
 set_tests_properties(conformance.thirdparty.transformers_verifier.quick PROPERTIES
                      LABELS "thirdparty;conformance;python;verify" SKIP_RETURN_CODE 77
                      TIMEOUT 900 RUN_SERIAL ON)

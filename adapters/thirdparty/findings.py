@@ -1,24 +1,70 @@
 #!/usr/bin/env python3
-"""What a sampcert run found in a third-party sampler, from its report.json.
+"""What sampcert's runs found in the third-party samplers, and why, from the runs themselves.
 
-    findings.py REPORT.json table          a markdown table: property, dtype, status, what the
-                                           sampler did (the failure message), minimal input,
-                                           the command that reproduces it
-    findings.py REPORT.json summary        the same, one row per property (its first failing
-                                           case, f32 first), with the dtypes it fails in
-    findings.py REPORT.json expectations   a draft expectations file (format 2) pinning every
-                                           failing (property, dtype, family); the reasons are
-                                           the messages: edit them into why (`sampcert report
-                                           expectations REPORT --reasons OLD` keeps old ones)
+Each adapter keeps a findings file (`<adapter>/findings.json`): the mechanisms found in that
+library, each with the direct probe that pins it on the library itself, outside sampcert (a
+test function in the adapter's `*_probes_test.py`, run by ctest), and the results it explains
+(property, optionally dtype, family, sampler variant, a regular expression on the message).
+From a certification's report.json and that file this tool produces, never by hand:
 
-Only the standard library: it reads the report's JSON (reports/report.schema.json).
+    findings.py REPORT.json expectations FINDINGS   the expectations file: every non-passing
+                                                    (property, dtype, family) with the reason of
+                                                    the finding that explains it; exit 1, naming
+                                                    them, when a result has no finding
+    findings.py write BUILD_DIR                     rewrites every expectations file of
+                                                    CERTIFICATIONS and README.md's findings
+                                                    table from the reports of the ctests
+    findings.py check BUILD_DIR                     the same, compared instead of written: exit
+                                                    1 on any difference (ctest
+                                                    docs.thirdparty_findings)
+    findings.py REPORT.json table | summary         a markdown table of a report's failures
+                                                    (every cell, or one row per property)
+
+A finding with a "readme" sentence is listed in README.md when the current runs show it; a
+finding no current result matches is not shown. Only the standard library: it reads the
+report's JSON (reports/report.schema.json).
 """
 import json
+import os
+import re
 import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+
+# The certifications whose expectations come from findings: (report folder under the dev build
+# tree, findings file, expectations file), in README's order. tests/thirdparty_python.cmake
+# registers their ctests.
+CERTIFICATIONS = [
+    ("tests/thirdparty/torch", "torch/findings.json", "torch/expectations.json"),
+    ("tests/thirdparty/torch_f16", "torch/findings.json", "torch/expectations_f16.json"),
+    ("tests/thirdparty/torch_bf16", "torch/findings.json", "torch/expectations_bf16.json"),
+    ("tests/thirdparty/transformers", "transformers/findings.json",
+     "transformers/expectations.json"),
+    ("tests/thirdparty/transformers_f16", "transformers/findings.json",
+     "transformers/expectations_f16.json"),
+    ("tests/thirdparty/transformers_bf16", "transformers/findings.json",
+     "transformers/expectations_bf16.json"),
+    ("tests/thirdparty/jax", "jax/findings.json", "jax/expectations.json"),
+    ("tests/thirdparty/jax_bf16", "jax/findings.json", "jax/expectations_bf16.json"),
+]
 
 # reports::Severity: a cell shows its most severe status; a known failure outranks a pass.
 WORST = ["NotSupported", "Pass", "Warning", "KnownFailure", "Inconclusive", "Fail", "Timeout",
          "Crash"]
+
+# Results explained by sampcert's own rules, not by the library: no probe needed.
+OWN = [
+    ({"status": "Inconclusive", "message": r"^not reached"},
+     "not reached: an earlier check of the same case failed (the finding that explains that "
+     "check is the case's own)"),
+    ({"status": "Inconclusive", "message": r"^no valid generated row returned draws"},
+     "not reached: every valid generated row of this family failed an earlier check, so no "
+     "draws were pooled"),
+]
+
+README_BEGIN = "<!-- findings.py: begin (generated; `findings.py write build/dev` regenerates) -->"
+README_END = "<!-- findings.py: end -->"
 
 
 def status_as_run(r):
@@ -26,17 +72,89 @@ def status_as_run(r):
     return r["known_failure"]["status"] if r["status"] == "KnownFailure" else r["status"]
 
 
-def non_conformant(report, by_family=False):
-    worst = {}
+def message(r):
+    return r.get("failure", {}).get("message", r.get("note", ""))
+
+
+def failing(report):
+    """Every result that is not a Pass, NotSupported or Warning, with its status as run."""
+    out = []
     for r in report["results"]:
         r = dict(r, status=status_as_run(r))
-        if r["status"] in ("Pass", "NotSupported", "Warning"):
+        if r["status"] not in ("Pass", "NotSupported", "Warning"):
+            out.append(r)
+    return out
+
+
+def matches(rule, r, sampler):
+    for key in ("property", "dtype", "family", "status"):
+        if key in rule and rule[key] != r[key]:
+            return False
+    if "sampler" in rule and rule["sampler"] != sampler:
+        return False
+    return "message" not in rule or re.search(rule["message"], message(r)) is not None
+
+
+def explain(r, sampler, findings):
+    """(finding or None, reason) for one failing result; (None, None) when nothing explains it."""
+    for rule, reason in OWN:
+        if matches(rule, r, sampler):
+            return None, reason
+    for f in findings["findings"]:
+        if any(matches(rule, r, sampler) for rule in f["explains"]):
+            return f, f"{f['mechanism']} (probed: {', '.join(f['probes'])})"
+    return None, None
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def check_probes(findings, findings_path):
+    """Every finding names at least one probe, each a test that exists in the adapter's folder:
+    FILE::NAME, a Python test method (def NAME) or a GoogleTest (TEST(Suite, NAME))."""
+    problems = []
+    for f in findings["findings"]:
+        if not f.get("probes"):
+            problems.append(f"{findings_path}: finding {f['id']} names no probe")
+        for probe in f.get("probes", []):
+            file, _, test = probe.partition("::")
+            path = os.path.join(os.path.dirname(findings_path), file)
+            pattern = rf"^\s+def {re.escape(test)}\(|^TEST\(\w+, {re.escape(test)}\)"
+            if not test or not os.path.exists(path) or \
+                    re.search(pattern, open(path).read(), re.M) is None:
+                problems.append(f"{findings_path}: finding {f['id']}: probe {probe} not found")
+    return problems
+
+
+def expectations(report, findings):
+    """(expectations dict, [unexplained results]) for one report."""
+    sampler = report["sampler"]["name"]
+    cells, unexplained = {}, []
+    for r in failing(report):
+        f, reason = explain(r, sampler, findings)
+        if reason is None:
+            unexplained.append(r)
             continue
-        key = (r["property"], r["dtype"]) + ((r["family"],) if by_family else ())
+        key = (r["property"], r["dtype"], r["family"])
         rank = WORST.index(r["status"]) if r["status"] in WORST else len(WORST)
-        if key not in worst or rank > worst[key][0]:
-            worst[key] = (rank, r)
-    return [worst[k][1] for k in sorted(worst)]
+        cell = cells.setdefault(key, {"rank": -1, "reasons": []})
+        if reason not in cell["reasons"]:
+            cell["reasons"].append(reason)
+        if rank > cell["rank"]:
+            cell["rank"], cell["status"] = rank, r["status"]
+    entries = [{"property": k[0], "dtype": k[1], "family": k[2], "status": c["status"],
+                "reason": "; and ".join(c["reasons"])} for k, c in sorted(cells.items())]
+    ctx = report["context"]
+    return {"format": "sampcert-expectations/2", "sampler": sampler,
+            "profile": ctx.get("profile"), "seed": ctx.get("seed"),
+            "note": f"Expected results of {sampler} ({report['sampler'].get('version', '')}) "
+                    f"under the {ctx.get('profile')} profile, seed {ctx.get('seed')}. Written "
+                    "by adapters/thirdparty/findings.py from the run and the adapter's "
+                    "findings.json (each reason is a finding, with its direct probe): "
+                    "regenerate, never edit.",
+            "entries": entries}, unexplained
 
 
 def cell(text, limit=300):
@@ -44,50 +162,131 @@ def cell(text, limit=300):
     return text if len(text) <= limit else text[:limit] + " ..."
 
 
-def main():
-    report = json.load(open(sys.argv[1]))
-    mode = sys.argv[2] if len(sys.argv) > 2 else "table"
-    rows = non_conformant(report)
-    if mode == "expectations":
-        s = report["sampler"]
-        entries = [{"property": r["property"], "dtype": r["dtype"], "family": r["family"],
-                    "status": r["status"],
-                    "reason": cell(r.get("failure", {}).get("message", r.get("note", "")))}
-                   for r in non_conformant(report, by_family=True)]
-        json.dump({"format": "sampcert-expectations/2", "sampler": s.get("name"),
-                   "profile": report["context"].get("profile"),
-                   "seed": report["context"].get("seed"), "entries": entries},
-                  sys.stdout, indent=2)
-        print()
-        return
+def portable(text, build_dir):
+    """A reproduction line without this checkout's absolute paths."""
+    return text.replace(os.path.abspath(build_dir) + "/", "build/dev/").replace(ROOT + "/", "")
+
+
+def readme_table(runs, build_dir):
+    """README's findings table: one row per finding with a readme sentence that the current runs
+    show, with the properties it explains, its first minimal input and reproduction."""
+    rows = []
+    seen = {}
+    for report, findings, _ in runs:
+        sampler = report["sampler"]["name"]
+        for r in failing(report):
+            f, _ = explain(r, sampler, findings)
+            if f is None or "readme" not in f:
+                continue
+            key = (findings["library"], f["id"])
+            entry = seen.setdefault(key, {"finding": f, "props": set(), "first": r,
+                                          "samplers": []})
+            entry["props"].add(r["property"])
+            if sampler not in entry["samplers"]:
+                entry["samplers"].append(sampler)
+    for (library, _), e in seen.items():
+        f, r = e["finding"], e["first"]
+        fail = r.get("failure", {})
+        rows.append(f"| {library} | {cell(f['readme'], 400)} | {', '.join(sorted(e['props']))} "
+                    f"| {', '.join(e['samplers'])} "
+                    f"| `{cell(fail.get('minimal_input', r.get('worst_input', '')), 160)}` "
+                    f"| `{cell(portable(fail.get('reproduction', ''), build_dir), 300)}` "
+                    f"| {', '.join(f'`{p}`' for p in f['probes'])} |")
+    head = ["| library | finding | properties | variants | minimal input | reproduce | "
+            "direct probe |", "|---|---|---|---|---|---|---|"]
+    return "\n".join(head + rows)
+
+
+def regenerate(build_dir):
+    """({path: wanted text}, problems) for every expectations file and README.md."""
+    wanted, problems, runs = {}, [], []
+    for folder, findings_file, expect_file in CERTIFICATIONS:
+        report_path = os.path.join(build_dir, folder, "report.json")
+        findings_path = os.path.join(HERE, findings_file)
+        if not os.path.exists(report_path):
+            problems.append(f"{report_path}: missing (run its ctest first: ctest -L thirdparty)")
+            continue
+        report, findings = load(report_path), load(findings_path)
+        problems += check_probes(findings, findings_path)
+        exp, unexplained = expectations(report, findings)
+        for r in unexplained:
+            problems.append(f"{findings_path}: no finding explains {r['property']} {r['dtype']} "
+                            f"{r['family']} {r['status']}: {cell(message(r), 200)}")
+        wanted[os.path.join(HERE, expect_file)] = json.dumps(exp, indent=2) + "\n"
+        runs.append((report, findings, expect_file))
+    readme = os.path.join(ROOT, "README.md")
+    text = open(readme).read()
+    a, b = text.find(README_BEGIN), text.find(README_END)
+    if a < 0 or b < a:
+        problems.append(f"{readme}: no '{README_BEGIN}' ... '{README_END}' block")
+    elif not problems:
+        table = readme_table(runs, build_dir)
+        wanted[readme] = text[:a + len(README_BEGIN)] + "\n" + table + "\n" + text[b:]
+    return wanted, problems
+
+
+def summary_or_table(report, mode):
+    rows = failing(report)
     if mode == "summary":
         by_prop = {}
-        for r in report["results"]:
-            r = dict(r, status=status_as_run(r))
-            if r["status"] not in ("Fail", "Timeout", "Crash"):
-                continue
-            by_prop.setdefault(r["property"], []).append(r)
+        for r in rows:
+            if r["status"] in ("Fail", "Timeout", "Crash"):
+                by_prop.setdefault(r["property"], []).append(r)
         print("| property | dtypes | what the sampler does | minimal input | reproduce |")
         print("|---|---|---|---|---|")
         for prop in sorted(by_prop):
             rs = by_prop[prop]
             first = next((r for r in rs if r["dtype"] == "f32"), rs[0])
             f = first.get("failure", {})
-            dtypes = ", ".join(d for d in ("f32", "f16", "bf16")
-                               if any(r["dtype"] == d for r in rs))
+            dtypes = ", ".join(d for d in ("f32", "f16", "bf16") if any(r["dtype"] == d
+                                                                        for r in rs))
             print(f"| {prop} | {dtypes} | {cell(f.get('message', ''), 260)} | "
                   f"`{cell(f.get('minimal_input', ''), 200)}` | "
                   f"`{cell(f.get('reproduction', ''), 400)}` |")
         return
-    print("| property | dtype | status | what the sampler does | minimal input | reproduce |")
+    print("| property | dtype | family | status | what the sampler does | minimal input |")
     print("|---|---|---|---|---|---|")
     for r in rows:
         f = r.get("failure", {})
-        print(f"| {r['property']} | {r['dtype']} | {r['status']} | "
-              f"{cell(f.get('message', r.get('note', '')))} | "
-              f"`{cell(f.get('minimal_input', r.get('worst_input', '')), 200)}` | "
-              f"`{cell(f.get('reproduction', ''), 400)}` |")
+        print(f"| {r['property']} | {r['dtype']} | {r['family']} | {r['status']} | "
+              f"{cell(message(r))} | "
+              f"`{cell(f.get('minimal_input', r.get('worst_input', '')), 200)}` |")
+
+
+def main(argv):
+    if len(argv) >= 2 and argv[0] in ("write", "check"):
+        wanted, problems = regenerate(argv[1])
+        for p in problems:
+            print("findings:", p)
+        if problems:
+            return 1
+        differ = [p for p, text in wanted.items()
+                  if not os.path.exists(p) or open(p).read() != text]
+        if argv[0] == "write":
+            for p in differ:
+                with open(p, "w") as f:
+                    f.write(wanted[p])
+            print(f"findings: wrote {len(differ)} file(s) of {len(wanted)}")
+            return 0
+        for p in differ:
+            print(f"findings: {os.path.relpath(p, ROOT)} differs from what the current runs "
+                  "give: run `adapters/thirdparty/findings.py write BUILD_DIR` and review")
+        print(f"findings: {len(wanted) - len(differ)} of {len(wanted)} files as the runs give")
+        return 1 if differ else 0
+    if len(argv) >= 2 and argv[1] in ("table", "summary"):
+        summary_or_table(load(argv[0]), argv[1])
+        return 0
+    if len(argv) == 3 and argv[1] == "expectations":
+        exp, unexplained = expectations(load(argv[0]), load(argv[2]))
+        json.dump(exp, sys.stdout, indent=2)
+        print()
+        for r in unexplained:
+            print(f"findings: no finding explains {r['property']} {r['dtype']} {r['family']} "
+                  f"{r['status']}: {cell(message(r), 200)}", file=sys.stderr)
+        return 1 if unexplained else 0
+    print(__doc__, file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main(sys.argv[1:]))

@@ -1,6 +1,6 @@
 """Serves a Python sampler named by module or file to `sampcert --sampler exec:...`.
 
-    python .../sampcert/_serve.py [--path DIR]... [--info JSON] [--arrays torch] TARGET
+    python .../sampcert/_serve.py [--path DIR]... [--info JSON] [--arrays torch|jax] TARGET
 
 TARGET is `module:qualname` (imported from the --path folders) or `/abs/file.py:qualname` (the
 file is executed as module `__sampcert_main__`, so an `if __name__ == "__main__":` block does
@@ -59,7 +59,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="sampcert-serve")
     parser.add_argument("--path", action="append", default=[])
     parser.add_argument("--info", default=None)
-    parser.add_argument("--arrays", default="numpy", choices=("numpy", "torch"))
+    parser.add_argument("--arrays", default="numpy", choices=("numpy", "torch", "jax"))
     parser.add_argument("target")
     args = parser.parse_args()
     # The caller's own sys.path entries first, in its order (its script folder, pytest's

@@ -391,7 +391,8 @@ def certify(sampler, profile: str = "quick", dtypes: Optional[Sequence[str]] = N
       sampcert.protocol.Info declaring a Python sampler (default: its `info` attribute, else an
       f32-only declaration named after it).
     arrays: "torch" hands a Python sampler torch tensors (row.logits, row.native in the row's
-      dtype, row.mask; no copies) instead of numpy arrays; it may return tensors either way.
+      dtype, row.mask; no copies) instead of numpy arrays, "jax" JAX arrays (the same fields;
+      bf16's native is one copy); it may return tensors or arrays either way.
     out: the report folder (default: a new temporary folder, kept). echo: pass sampcert's output
       through to this process's stdout as it runs.
     Raises CertifyError when no report could be written (exit codes 2, 3, 4).
@@ -404,8 +405,8 @@ def certify(sampler, profile: str = "quick", dtypes: Optional[Sequence[str]] = N
         if d not in DTYPES:
             raise ValueError(f"unknown dtype {d!r}: one of {', '.join(DTYPES)}")
     python_sampler = callable(sampler) and not isinstance(sampler, (str, os.PathLike))
-    if arrays not in ("numpy", "torch"):
-        raise ValueError(f"arrays must be 'numpy' or 'torch', not {arrays!r}")
+    if arrays not in ("numpy", "torch", "jax"):
+        raise ValueError(f"arrays must be 'numpy', 'torch' or 'jax', not {arrays!r}")
     command = sampler_command(sampler, info=info, dtypes=dtypes if python_sampler else None,
                               arrays=arrays)
     argv = [executable(), "run", "--sampler", command, "--profile", profile, "--seed", str(seed),

@@ -421,7 +421,7 @@ def _verify_reply(out, chains: Sequence[Chain], max_drafts: int,
     return accepted.tobytes() + tokens.tobytes() + (probs.tobytes() if acceptance else b"")
 
 
-ARRAYS = ("numpy", "torch")
+ARRAYS = ("numpy", "torch", "jax")
 
 
 def _torch_batch(batch: Batch) -> Batch:
@@ -439,6 +439,39 @@ def _torch_batch(batch: Batch) -> Batch:
         out.native = native
         rows.append(out)
     return Batch(batch.dtype, batch.vocab, rows)
+
+
+def _jax_batch(batch: Batch) -> Batch:
+    """The batch with JAX arrays (on JAX's default device, the CPU where there is no other):
+    `logits` float32 and, for f32 and f16 rows, `native` through DLPack (no copy where numpy's
+    buffer is aligned as XLA wants it); bf16's `native` is built from the bit patterns (numpy has
+    no bfloat16 for DLPack to carry: one copy); `mask` bool or None."""
+    import jax
+    import jax.numpy as jnp
+
+    def shared(a):
+        try:
+            return jax.dlpack.from_dlpack(a)
+        except (TypeError, ValueError, RuntimeError):  # not shareable: a copy
+            return jnp.asarray(a)
+
+    rows = []
+    for row in batch.rows:
+        logits = shared(row.logits)
+        if batch.dtype == "f16":
+            native = shared(row.bits.view(np.float16))
+        elif batch.dtype == "bf16":
+            native = jax.lax.bitcast_convert_type(jnp.asarray(row.bits), jnp.bfloat16)
+        else:
+            native = logits
+        mask = None if row.mask is None else shared(row.mask)
+        out = dataclasses.replace(row, logits=logits, mask=mask)
+        out.native = native
+        rows.append(out)
+    return Batch(batch.dtype, batch.vocab, rows)
+
+
+_TO_ARRAYS = {"numpy": lambda b: b, "torch": _torch_batch, "jax": _jax_batch}
 
 
 def _as_numpy(out) -> np.ndarray:
@@ -497,7 +530,7 @@ def serve(sample_fn: SampleFn, info: Info,
     15): for each Chain it returns the emitted tokens, the accepted drafts then one token (the
     residual's after a rejection, the bonus after k acceptances); call check_chains(chains)
     first to refuse invalid drafts as SPEC VER-INV-1 asks. The target rows are as sample_fn's
-    (torch tensors with arrays="torch"); the draft rows chain.q stay numpy float64. Declaring
+    (torch tensors or JAX arrays with arrays="torch" or "jax"); the draft rows chain.q stay numpy float64. Declaring
     "verify-draft-logits" lets the host send chains whose drafts are rows of logits
     (chain.draft_rows, chain.q None); declaring "verify-acceptance", each result is a pair
     (emitted tokens, acceptance probabilities min(1, p / q) of the positions decided).
@@ -505,13 +538,14 @@ def serve(sample_fn: SampleFn, info: Info,
     traceback's last line (and printed in full to stderr, which the host shows).
     arrays="torch" hands the functions torch tensors instead of numpy arrays, without copies:
     row.logits (float32), row.native (the row's dtype: float32, float16 or bfloat16) and
-    row.mask; either may return a torch tensor (or a JAX array, or anything np.asarray takes).
+    row.mask; arrays="jax" hands them JAX arrays the same way (_jax_batch: bf16's native is one
+    copy); either may return a torch tensor, a JAX array or anything np.asarray takes.
     """
     if arrays not in ARRAYS:
         raise ValueError(f"arrays must be one of {', '.join(ARRAYS)}, not {arrays!r}")
-    to_arrays = _torch_batch if arrays == "torch" else (lambda b: b)
-    if arrays == "torch":
-        import torch  # noqa: F401  (fails here, before any request, where torch is missing)
+    to_arrays = _TO_ARRAYS[arrays]
+    if arrays != "numpy":  # fails here, before any request, where the library is missing
+        __import__(arrays)
     fds = os.environ.get("SAMPCERT_PROTOCOL_FDS")
     if not fds:
         sys.stderr.write("this is a sampcert protocol server: run it as\n"
@@ -573,7 +607,7 @@ def serve(sample_fn: SampleFn, info: Info,
                     raise SamplerError(UNSUPPORTED, "verify: this sampler serves no verify_fn")
                 (seed,) = struct.unpack_from("<Q", view, 0)
                 chains, max_drafts, batch = decode_verify(view[8:], kind == VERIFY_DRAFT_LOGITS)
-                if arrays == "torch":
+                if arrays != "numpy":
                     rows = to_arrays(batch).rows
                     by_id = {id(r): t for r, t in zip(batch.rows, rows)}
                     drafts = {}

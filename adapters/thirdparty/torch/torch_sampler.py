@@ -4,14 +4,13 @@ torch.multinomial with a torch.Generator, nothing else (no validation, no trunca
 what the suite finds is what these two calls do.
 
     sampcert run --sampler exec:'/opt/sampcert-thirdparty/venv/bin/python \
-        adapters/thirdparty/torch/torch_sampler.py [--dtype bf16]' --profile quick
+        adapters/thirdparty/torch/torch_sampler.py [--dtype bf16|f16]' --profile quick
 
 --dtype f32 (default): every row (f32, f16 or bf16 logits) is upcast to float32 exactly and
     computed in float32; declares f32, f16, bf16 at accuracy fp32.
---dtype bf16: bf16 rows stay bf16 (division, softmax and multinomial in bf16); declares bf16
-    only, accuracy bf16. There is no f16 variant: torch 1.13's CPU kernels have no float16
-    softmax (torch raises for 'Half' in softmax_lastdim_kernel_impl) and no float16
-    multinomial, so `--dtype f16` is refused.
+--dtype bf16 / --dtype f16: rows of that dtype stay in it (division, softmax and multinomial
+    in bf16 or float16, as a caller of torch on a half model's logits gets); declares that
+    dtype only, accuracy bf16 / fp16. (torch 2.x has CPU kernels for both.)
 The variant is a command-line option, not --sampler-config, because it changes the
 declarations (capabilities, accuracy), which the host reads (info) before create gets the
 config. --sampler-config accepts nothing but "" (create refuses anything else, naming it).
@@ -36,18 +35,21 @@ import torch  # noqa: E402
 import torch_streams  # noqa: E402
 
 
+ACCURACY = {"f32": "fp32", "bf16": "bf16", "f16": "fp16"}
+
+
 def make_info(compute: str) -> sp.Info:
     fields = dict(
-        name="torch_softmax_multinomial" + ("" if compute == "f32" else "_bf16"),
+        name="torch_softmax_multinomial" + ("" if compute == "f32" else "_" + compute),
         version=f"torch {torch.__version__}",
-        capabilities=(["f32", "f16", "bf16"] if compute == "f32" else ["bf16"]) +
+        capabilities=(["f32", "f16", "bf16"] if compute == "f32" else [compute]) +
         ["mask", "probabilities", "batch"],
         greedy_tie_break="uniform",  # not declared (no temperature-0): unused
         tie_rule="keep-all",  # no truncation: unused
         pipeline_order="temperature-first",
         nan_policy="error",
         determinism="same-seed",
-        accuracy="fp32" if compute == "f32" else "bf16",
+        accuracy=ACCURACY[compute],
         draws="sequential",  # a torch.Generator per stream (torch_streams.py)
     )
     return sp.Info(**fields)
@@ -92,10 +94,6 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dtype", choices=["f32", "bf16", "f16"], default="f32")
     args = ap.parse_args()
-    if args.dtype == "f16":
-        sys.stderr.write("torch_sampler.py: no f16 variant: torch 1.13's CPU kernels have no "
-                         "float16 softmax or multinomial\n")
-        sys.exit(2)
     s = TorchSampler(args.dtype)
     sp.serve(s.sample, make_info(args.dtype), probabilities_fn=s.probabilities,
              create_fn=s.create)

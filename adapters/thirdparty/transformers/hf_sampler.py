@@ -2,12 +2,13 @@
 """Hugging Face transformers' own sampling path as a sampcert protocol server.
 
     sampcert run --sampler exec:'/opt/sampcert-thirdparty/venv/bin/python \
-        adapters/thirdparty/transformers/hf_sampler.py [--dtype bf16]' --profile quick
+        adapters/thirdparty/transformers/hf_sampler.py [--dtype bf16|f16]' --profile quick
 
 For each row this builds the logits-processor list with transformers' REAL
-GenerationMixin._get_logits_processor (transformers 4.47.1, generation/utils.py, the
+GenerationMixin._get_logits_processor (transformers 5.24.0, generation/utils.py, the
 "Processors previously known as LogitsWarpers" block), from a GenerationConfig(do_sample=True,
-temperature=T, top_k=k, top_p=p, min_p=m): in that code's order TemperatureLogitsWarper (when
+temperature=T, top_k=k, top_p=p, min_p=m) completed with transformers' global defaults as
+generate's _prepare_generation_config completes it (num_beams 1, ...): in that code's order TemperatureLogitsWarper (when
 T != 1), TopKLogitsWarper (k != 0), TopPLogitsWarper (p < 1), MinPLogitsWarper (min_p not None),
 each constructed, validated and applied by transformers itself. A mask is passed as HF's
 prefix_allowed_tokens_fn (the allowed token ids), so transformers' PrefixConstrainedLogitsProcessor
@@ -21,10 +22,11 @@ processor list without the warpers, then torch.argmax(scores, dim=-1) as _sample
 (the first maximal index: greedy lowest-index).
 
 --dtype f32 (default): logits upcast to float32 first, as _sample does
-    (`outputs.logits[:, -1, :].clone().float()`); declares f32, f16, bf16 at accuracy fp32.
---dtype bf16: the warpers, softmax and multinomial run on bf16 scores (what a caller of the
-    warpers on a bf16 model's logits gets); declares bf16 only, accuracy bf16. No f16 variant:
-    torch 1.13's CPU kernels have no float16 topk, cumsum, softmax or multinomial.
+    (`outputs.logits[:, -1].to(copy=True, dtype=torch.float32, ...)`): generate's own path for
+    a model of any dtype; declares f32, f16, bf16 at accuracy fp32.
+--dtype bf16 / --dtype f16: the warpers, softmax and multinomial run on bf16 / float16 scores
+    (what a caller of the warpers on a half model's logits gets, outside generate); declares
+    that dtype only, accuracy bf16 / fp16.
 The variant is a command-line option because it changes the declarations, which the host reads
 before create gets --sampler-config.
 
@@ -81,6 +83,7 @@ def logits_processors(row, vocab):
     greedy = row.temperature == 0
     gc = GenerationConfig(do_sample=not greedy, temperature=row.temperature, top_k=row.top_k,
                           top_p=row.top_p, min_p=row.min_p)
+    gc.update(**gc._get_default_generation_params(), defaults_only=True)
     gc._eos_token_tensor = None  # set by generate's _prepare_special_tokens; no EOS here
     allowed = None
     if row.mask is not None:
@@ -92,11 +95,14 @@ def logits_processors(row, vocab):
         prefix_allowed_tokens_fn=allowed, logits_processor=LogitsProcessorList(), device="cpu")
 
 
+ACCURACY = {"f32": "fp32", "bf16": "bf16", "f16": "fp16"}
+
+
 def make_info(compute: str) -> sp.Info:
     return sp.Info(
-        name="hf_transformers" + ("" if compute == "f32" else "_bf16"),
+        name="hf_transformers" + ("" if compute == "f32" else "_" + compute),
         version=f"transformers {transformers.__version__}, torch {torch.__version__}",
-        capabilities=(["f32", "f16", "bf16"] if compute == "f32" else ["bf16"]) +
+        capabilities=(["f32", "f16", "bf16"] if compute == "f32" else [compute]) +
         ["mask", "top-k", "top-p", "min-p", "temperature-0", "probabilities", "batch"],
         greedy_tie_break="lowest-index",  # torch.argmax: the first maximal index
         # TopKLogitsWarper removes `scores < topk(scores, k)[0][..., -1]`: ties at the k-th
@@ -107,7 +113,7 @@ def make_info(compute: str) -> sp.Info:
         truncation_order=("top-k", "top-p", "min-p"),  # _get_logits_processor's order
         nan_policy="error",
         determinism="same-seed",
-        accuracy="fp32" if compute == "f32" else "bf16",
+        accuracy=ACCURACY[compute],
         draws="sequential",  # a torch.Generator per stream (torch_streams.py)
     )
 
@@ -174,10 +180,6 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dtype", choices=["f32", "bf16", "f16"], default="f32")
     args = ap.parse_args()
-    if args.dtype == "f16":
-        sys.stderr.write("hf_sampler.py: no f16 variant: torch 1.13's CPU kernels have no "
-                         "float16 topk, cumsum, softmax or multinomial\n")
-        sys.exit(2)
     warnings.simplefilter("ignore")  # GenerationConfig's advice about unused parameters
     s = HfSampler(args.dtype)
     sp.serve(s.sample, make_info(args.dtype), probabilities_fn=s.probabilities,

@@ -30,12 +30,6 @@ hf_sampler.py's sampler (transformers' own warpers, softmax and torch.multinomia
 
 Draft validation (VER-INV-1) is the helper's check_chains: _speculative_sampling takes its
 inputs as generate builds them and checks nothing (a drafted token with q = 0 gives p / q = inf).
-
-On torch 1.13 (Debian's, the torch this project's transformers 4.47.1 runs on) the function
-cannot run at all: it calls `Tensor.squeeze(0, 1)`, a torch 2.0 signature, and torch 1.13
-raises TypeError (probed directly in hf_verifier_test.py). --torch2-squeeze gives torch 1.13's
-Tensor.squeeze torch 2's meaning for several dims (squeeze each listed dim of size 1), so that
-transformers' algorithm is certified as it runs on torch 2; without it every chain is an error.
 """
 
 import os
@@ -140,26 +134,7 @@ class HfVerifier(hf_sampler.HfSampler):
         return out
 
 
-def torch2_squeeze():
-    """torch 2's Tensor.squeeze(*dims) on torch 1.x: each listed dim of size 1 removed."""
-    if int(torch.__version__.split(".")[0]) >= 2:
-        return
-    one = torch.Tensor.squeeze
-
-    def squeeze(self, *dims):
-        if len(dims) <= 1:
-            return one(self, *dims)
-        out = self
-        for d in sorted({d % self.dim() for d in dims}, reverse=True):
-            out = one(out, d)
-        return out
-
-    torch.Tensor.squeeze = squeeze
-
-
 def main():
-    if "--torch2-squeeze" in sys.argv[1:]:
-        torch2_squeeze()
     warnings.simplefilter("ignore")
     v = HfVerifier("f32")
     info = hf_sampler.make_info("f32")

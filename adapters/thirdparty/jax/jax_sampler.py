@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""JAX's sampler as a sampcert protocol server: `jax.random.categorical(key, logits / T)`, with
+top-k as the JAX stacks apply it (`jax.lax.top_k`, then categorical over the k kept logits, the
+drawn position mapped back through the indices top_k returned), nothing else.
+
+    sampcert run --sampler exec:'/opt/sampcert-thirdparty/venv/bin/python \
+        adapters/thirdparty/jax/jax_sampler.py [--dtype bf16|f16]' --profile quick
+
+jax.random.categorical is the Gumbel-max trick: argmax(logits + Gumbel noise), the noise drawn
+in the logits' own dtype, V random numbers a draw.
+
+--dtype f32 (default): every row is upcast to float32 exactly first; declares f32, f16, bf16 at
+    accuracy fp32.
+--dtype bf16 / --dtype f16: rows of that dtype stay in it (the division, the noise and the
+    argmax in bf16 / float16, as a JAX model's half logits give them); declares that dtype only,
+    accuracy bf16 / fp16.
+
+Masked tokens are set to -inf (`jnp.where(mask, x, -inf)`) before the division. Draws are
+random access (SPEC DRAW-1): draw j of stream (seed, row_id) uses the key
+fold_in(fold_in(fold_in(fold_in(key(seed low 32 bits), seed high), row_id low), row_id high), j)
+(JAX's PRNG is counter-based, so any range of draws can be asked for in any order). Not
+declared: temperature 0 (x / 0 is not a distribution; JAX stacks take an argmax branch of their
+own), top-p and min-p (the stacks' own code, not JAX's), probabilities (categorical computes
+none). JAX raises nothing on NaN, inf or an empty support: argmax returns an index whatever
+the noise gives, which is what the suite sees.
+"""
+
+import argparse
+import os
+import sys
+
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+import numpy as np  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+import sampcert_protocol as sp  # noqa: E402
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+
+ACCURACY = {"f32": "fp32", "bf16": "bf16", "f16": "fp16"}
+# At most this many noise values (draws x kept tokens) in one call of the compiled function.
+CHUNK_ELEMENTS = 1 << 22
+
+
+def make_info(compute: str) -> sp.Info:
+    return sp.Info(
+        name="jax_categorical" + ("" if compute == "f32" else "_" + compute),
+        version=f"jax {jax.__version__}, jaxlib {jax.lib.__version__}",
+        capabilities=(["f32", "f16", "bf16"] if compute == "f32" else [compute]) +
+        ["mask", "top-k", "batch"],
+        # jax.lax.top_k keeps exactly k; among equal values the lower index comes first.
+        tie_rule="exact-lowest-index", top_k_tie_rule="exact-lowest-index",
+        pipeline_order="truncation-first",  # top_k on the logits, then categorical(x / T)
+        truncation_order=("top-k", "top-p", "min-p"),
+        nan_policy="error",
+        determinism="same-seed",
+        accuracy=ACCURACY[compute],
+        draws="random-access",
+        # Gumbel-max: V noise values a draw, about 7 ns each on one core of this machine class
+        # (jax_adapter_test.py measures it), which lets the plan cap the cost of big rows.
+        draw_cost_ns_per_token=8.0,
+    )
+
+
+def stream_key(seed: int, row_id: int):
+    k = jax.random.key(seed & 0xFFFFFFFF)
+    for word in (seed >> 32, row_id & 0xFFFFFFFF, row_id >> 32):
+        k = jax.random.fold_in(k, word)
+    return k
+
+
+@jax.jit
+def _draws(key, x, temperature, indices):
+    """categorical(fold_in(key, j), x / T) for each j of indices."""
+    z = x / temperature.astype(x.dtype)
+    return jax.vmap(lambda j: jax.random.categorical(jax.random.fold_in(key, j), z))(indices)
+
+
+class JaxSampler:
+    def __init__(self, compute: str):
+        self.compute = compute
+
+    def create(self, config):
+        if config not in (None, ""):
+            raise sp.SamplerError(sp.INVALID_ARGUMENT, f"unknown config '{config}': this "
+                                  "sampler takes none (the variant is the command's --dtype)")
+
+    def _logits(self, row):
+        """The row in the computation's dtype: the helper hands JAX arrays (arrays="jax"),
+        row.logits in float32 and row.native in the row's own dtype."""
+        x = row.logits if self.compute == "f32" else row.native
+        if row.mask is not None:
+            x = jnp.where(row.mask, x, jnp.array(-jnp.inf, x.dtype))
+        return x
+
+    def _row(self, row, seed, first_draw, n) -> np.ndarray:
+        x = self._logits(row)
+        keep = None
+        if 0 < row.top_k < x.shape[0]:
+            x, keep = jax.lax.top_k(x, int(row.top_k))
+        key = stream_key(seed, row.row_id)
+        t = jnp.float32(row.temperature)
+        # Draw counts in powers of two (fewer shapes to compile), cut to what was asked.
+        per_chunk = max(1, CHUNK_ELEMENTS // max(1, x.shape[0]))
+        out = []
+        j = first_draw
+        while j < first_draw + n:
+            m = min(per_chunk, first_draw + n - j)
+            size = 1 << (m - 1).bit_length()
+            idx = jnp.arange(j, j + size, dtype=jnp.uint32)
+            out.append(np.asarray(_draws(key, x, t, idx))[:m])
+            j += m
+        tokens = np.concatenate(out) if out else np.empty(0, np.int64)
+        if keep is not None:
+            tokens = np.asarray(keep)[tokens]
+        return tokens.astype(np.int64)
+
+    def sample(self, batch, seed, first_draw, draws_per_row):
+        out = np.empty((len(batch.rows), draws_per_row), np.int64)
+        for r, row in enumerate(batch.rows):
+            out[r] = self._row(row, seed, first_draw, draws_per_row)
+        return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--dtype", choices=["f32", "bf16", "f16"], default="f32")
+    args = ap.parse_args()
+    s = JaxSampler(args.dtype)
+    sp.serve(s.sample, make_info(args.dtype), create_fn=s.create, arrays="jax")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,148 @@
+// Direct probes of llama.cpp's sampler chain, outside sampcert: each mechanism that findings.json
+// (and so expectations.standard.json and README) names for llama.cpp is pinned here by calling
+// llama.cpp's C API itself (llama_sampler_chain_init, llama_sampler_init_top_k / top_p / min_p /
+// temp / dist, llama_sampler_apply on a llama_token_data_array), no sampcert code involved.
+#include <gtest/gtest.h>
+#include <llama.h>
+
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <set>
+#include <vector>
+
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
+
+struct Params {
+  int32_t top_k = 0;
+  float top_p = 1.0f;
+  float min_p = 0.0f;
+  float temperature = 1.0f;
+};
+
+// The plug-in's chain, as a caller of llama.cpp builds it: top_k, top_p, min_p, temp, dist.
+class Chain {
+ public:
+  explicit Chain(const Params& p, uint32_t seed = 1) {
+    chain_.reset(llama_sampler_chain_init(llama_sampler_chain_default_params()));
+    llama_sampler_chain_add(chain_.get(), llama_sampler_init_top_k(p.top_k));
+    llama_sampler_chain_add(chain_.get(), llama_sampler_init_top_p(p.top_p, 1));
+    llama_sampler_chain_add(chain_.get(), llama_sampler_init_min_p(p.min_p, 1));
+    llama_sampler_chain_add(chain_.get(), llama_sampler_init_temp(p.temperature));
+    llama_sampler_chain_add(chain_.get(), llama_sampler_init_dist(seed));
+  }
+
+  // The token llama.cpp selects for these logits (one application of the chain).
+  llama_token Draw(const std::vector<float>& logits) {
+    std::vector<llama_token_data> data;
+    for (size_t i = 0; i < logits.size(); ++i) {
+      data.push_back({static_cast<llama_token>(i), logits[i], 0.0f});
+    }
+    llama_token_data_array cur{data.data(), data.size(), -1, false};
+    llama_sampler_apply(chain_.get(), &cur);
+    EXPECT_GE(cur.selected, 0);
+    EXPECT_LT(cur.selected, static_cast<int64_t>(cur.size));
+    return cur.data[cur.selected].id;
+  }
+
+  std::set<llama_token> Draws(const std::vector<float>& logits, int n = 200) {
+    std::set<llama_token> seen;
+    for (int i = 0; i < n; ++i) seen.insert(Draw(logits));
+    return seen;
+  }
+
+ private:
+  std::unique_ptr<llama_sampler, decltype(&llama_sampler_free)> chain_{nullptr,
+                                                                        &llama_sampler_free};
+};
+
+std::set<llama_token> Draws(const std::vector<float>& logits, Params p = {}) {
+  return Chain(p).Draws(logits);
+}
+
+TEST(LlamaProbes, NanLogitReturnsTheLastCandidate) {
+  // expf(NaN - max) makes dist's sum NaN, no running sum reaches the target, and dist's
+  // fallback selects the last candidate: a token, no error.
+  EXPECT_EQ(Draws({0, kNan, 1, 2}), (std::set<llama_token>{3}));
+}
+
+TEST(LlamaProbes, EmptySupportReturnsAMaskedToken) {
+  // All -inf (every token masked): -inf - -inf = NaN, the last candidate again.
+  EXPECT_EQ(Draws({-kInf, -kInf, -kInf}), (std::set<llama_token>{2}));
+}
+
+TEST(LlamaProbes, PosInfLogitLoses) {
+  // SPEC SEM-4: +inf wins. dist subtracts the maximum: inf - inf = NaN, the fallback selects
+  // the last candidate, a finite token of reference probability 0.
+  EXPECT_EQ(Draws({0, kInf, 1}), (std::set<llama_token>{2}));
+  // Three +inf tokens: always the highest-index one, never uniform over the three.
+  EXPECT_EQ(Draws({1, kInf, 3, kInf, kInf}), (std::set<llama_token>{4}));
+}
+
+TEST(LlamaProbes, TinyTemperatureOverflowsBeforeTheMaximumIsSubtracted) {
+  // temp divides every logit by T first: 1 / 1e-45 is inf (0 / 1e-45 is 0), dist subtracts the
+  // maximum, inf - inf = NaN, and the fallback selects the last candidate, the smaller logit.
+  Params p;
+  p.temperature = 1e-45f;
+  EXPECT_EQ(Draws({1, 0}, p), (std::set<llama_token>{1}));
+}
+
+TEST(LlamaProbes, TopKAbove128CutsHugeLogitsInItsBucketSort) {
+  // top-k > 128 sorts by buckets: int(6.4 * x + 64) overflows for x > 3.4e8, so the largest
+  // logit lands in the lowest bucket and is cut. top_k 128 takes the other path and keeps it.
+  std::vector<float> x(130, 0.0f);
+  x[0] = 1e10f;
+  Params p;
+  p.top_k = 129;
+  EXPECT_EQ(Draws(x, p).count(0), 0u);
+  p.top_k = 128;
+  EXPECT_EQ(Draws(x, p), (std::set<llama_token>{0}));
+}
+
+TEST(LlamaProbes, InvalidParametersReturnTokens) {
+  // Nothing is refused: T < 0 is greedy, top_p 1.5 and top_k -1 are off, min_p 1.5 keeps the
+  // top token.
+  Params p;
+  p.temperature = -1;
+  EXPECT_EQ(Draws({0, 3, 1}, p), (std::set<llama_token>{1}));
+  p = {};
+  p.top_p = 1.5f;
+  EXPECT_EQ(Draws({0, 1, 2, 3}, p).size(), 4u);
+  p = {};
+  p.top_k = -1;
+  EXPECT_EQ(Draws({0, 1, 2, 3}, p).size(), 4u);
+  p = {};
+  p.min_p = 1.5f;
+  EXPECT_EQ(Draws({0, 1, 2, 3}, p), (std::set<llama_token>{3}));
+}
+
+TEST(LlamaProbes, SmallTemperatureRoundsTheQuotientsBeforeTheSoftmax) {
+  // temp computes x / T in float32 before dist subtracts the maximum: at T = 1.209e-5 the
+  // quotients are about 1e6, where float32's spacing is 0.0625, so logits one float32 step
+  // apart (x differs by 9.5e-7, x / T by 0.079) differ by 0 or 0.0625 after rounding, and
+  // the probabilities dist computes from them are off by several percent.
+  const std::vector<float> x{12.089959f, 12.089959f, 12.089959f, 12.08996f};
+  const float t = 1.209e-05f;
+  std::vector<llama_token_data> data;
+  for (size_t i = 0; i < x.size(); ++i) data.push_back({static_cast<llama_token>(i), x[i], 0});
+  llama_token_data_array cur{data.data(), data.size(), -1, false};
+  std::unique_ptr<llama_sampler, decltype(&llama_sampler_free)> temp(llama_sampler_init_temp(t),
+                                                                     &llama_sampler_free);
+  llama_sampler_apply(temp.get(), &cur);
+  // Exact: p_i proportional to exp((x_i - max) / T), in long double.
+  long double sum = 0;
+  std::vector<long double> exact;
+  for (float xi : x) exact.push_back(std::exp(((long double)xi - x[3]) / t));
+  for (long double e : exact) sum += e;
+  long double llama_sum = 0;
+  std::vector<long double> llama;
+  for (const auto& d : data) llama.push_back(std::exp((long double)d.logit - data[3].logit));
+  for (long double e : llama) llama_sum += e;
+  const long double rel = std::fabs(llama[3] / llama_sum - exact[3] / sum) / (exact[3] / sum);
+  EXPECT_GT(static_cast<double>(rel), 0.01) << "llama's top probability within 1% of exact";
+}
+
+}  // namespace

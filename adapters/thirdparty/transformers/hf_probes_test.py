@@ -1,0 +1,136 @@
+"""Direct probes of Hugging Face transformers' sampling path, outside sampcert: each mechanism
+that findings.json (and so the expectations files and README) names for transformers is pinned
+here by calling transformers itself (its warpers, its processors, generate on a model whose
+logits are fixed). Run with the third-party venv's python (ctest
+python.thirdparty_verifier_probes):
+
+    /opt/sampcert-thirdparty/venv/bin/python -m unittest discover \
+        -s adapters/thirdparty/transformers -p '*_test.py'
+"""
+
+import os
+import unittest
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+
+import torch  # noqa: E402
+from transformers import (GenerationMixin, MinPLogitsWarper, PretrainedConfig,  # noqa: E402
+                          PreTrainedModel, TemperatureLogitsWarper, TopKLogitsWarper,
+                          TopPLogitsWarper)
+from transformers.generation.logits_process import PrefixConstrainedLogitsProcessor  # noqa
+from transformers.modeling_outputs import CausalLMOutputWithPast  # noqa: E402
+
+MULTINOMIAL_ERROR = "probability tensor contains either"
+IDS = torch.zeros((1, 1), dtype=torch.long)
+
+
+class FixedLogits(PreTrainedModel, GenerationMixin):
+    """A causal LM whose next-token logits are always `row` (a parameter, so .half() casts it):
+    generate() runs its real sampling loop on exactly these logits."""
+    config_class = PretrainedConfig
+
+    def __init__(self, row):
+        super().__init__(PretrainedConfig(vocab_size=len(row), is_decoder=True))
+        self.row = torch.nn.Parameter(torch.tensor(row))
+
+    def forward(self, input_ids=None, **kwargs):
+        b, n = input_ids.shape
+        return CausalLMOutputWithPast(logits=self.row.expand(b, n, -1))
+
+
+class TransformersProbes(unittest.TestCase):
+    def test_generate_upcasts_half_logits_so_a_small_temperature_does_not_overflow(self):
+        # The classic failure (a .half() model, do_sample=True, temperature=0.1: "probability
+        # tensor contains either inf, nan or element < 0") is gone from generate: _sample
+        # copies the logits to float32 before the processors. The warpers alone on the same
+        # float16 scores still overflow: 30000 / 0.1 > 65504.
+        model = FixedLogits([30000.0, -5.0, 20.0, 100.0]).half()
+        self.assertEqual(model.row.dtype, torch.float16)
+        torch.manual_seed(0)
+        out = model.generate(IDS, do_sample=True, temperature=0.1, top_k=0, max_new_tokens=4,
+                             pad_token_id=0, use_cache=False)
+        self.assertEqual(out[0, 1:].tolist(), [0, 0, 0, 0])
+        scores = TemperatureLogitsWarper(0.1)(IDS, model.row.detach().reshape(1, -1))
+        self.assertEqual(scores.dtype, torch.float16)
+        self.assertEqual(scores[0, 0].item(), float("inf"))
+        with self.assertRaisesRegex(RuntimeError, MULTINOMIAL_ERROR):
+            torch.multinomial(torch.softmax(scores, -1), 1)
+
+    def test_mask_added_as_minus_inf_makes_a_masked_pos_inf_logit_nan_and_argmax_picks_it(self):
+        # PrefixConstrainedLogitsProcessor adds a -inf mask (scores + mask): a masked +inf
+        # logit becomes inf + -inf = NaN, and torch.argmax (greedy, T = 0) returns the NaN.
+        proc = PrefixConstrainedLogitsProcessor(lambda b, ids: [0, 2], 1)
+        scores = proc(IDS, torch.tensor([[0.0, float("inf"), 1.0]]))
+        self.assertTrue(torch.isnan(scores[0, 1]))
+        self.assertEqual(int(torch.argmax(scores, -1)), 1)
+
+    def test_argmax_returns_a_nan_logits_index(self):
+        # Greedy (T = 0) is torch.argmax of the scores, which treats NaN as the maximum: a NaN
+        # logit in the support returns a token instead of an error; a masked NaN (NaN + -inf)
+        # is drawn outside the support.
+        self.assertEqual(int(torch.argmax(torch.tensor([[0.0, 5.0, float("nan")]]), -1)), 2)
+        proc = PrefixConstrainedLogitsProcessor(lambda b, ids: [0, 1], 1)
+        scores = proc(IDS, torch.tensor([[0.0, 5.0, float("nan")]]))
+        self.assertEqual(int(torch.argmax(scores, -1)), 2)
+
+    def test_an_empty_support_is_made_uniform_over_the_allowed_tokens(self):
+        # When every allowed token's score is already -inf (an empty support: SPEC wants an
+        # error), PrefixConstrainedLogitsProcessor "forces them with a score of 0 so the
+        # constraint holds": the row becomes uniform over the allowed tokens and is sampled.
+        proc = PrefixConstrainedLogitsProcessor(lambda b, ids: [1, 2], 1)
+        scores = proc(IDS, torch.full((1, 4), float("-inf")))
+        self.assertEqual(scores.tolist(), [[float("-inf"), 0.0, 0.0, float("-inf")]])
+
+    def test_greedy_generate_never_validates_the_sampling_parameters(self):
+        # do_sample=False (T = 0) builds no warper, so top_k < 0, min_p >= 1 and top_p outside
+        # (0, 1] are never checked: generate returns the arg-max.
+        model = FixedLogits([12.0, -3.0, 1.0])
+        out = model.generate(IDS, do_sample=False, top_k=-2, min_p=1.0, top_p=1.5,
+                             max_new_tokens=2, pad_token_id=0, use_cache=False)
+        self.assertEqual(out[0, 1:].tolist(), [0, 0])
+
+    def test_one_bad_row_fails_the_whole_batch(self):
+        # _sample draws the whole batch with one torch.multinomial(probs, 1): a row whose
+        # probabilities are NaN (a +inf logit) raises for every row, the valid ones included.
+        scores = torch.tensor([[0.0, 1.0, 2.0], [0.0, float("inf"), 1.0]])
+        with self.assertRaisesRegex(RuntimeError, MULTINOMIAL_ERROR):
+            torch.multinomial(torch.softmax(scores, -1), 1)
+
+    def test_top_p_above_one_or_nan_is_ignored_and_zero_is_accepted(self):
+        # generate adds TopPLogitsWarper only when top_p < 1: 1.5 and NaN never reach its
+        # check; TopPLogitsWarper itself accepts 0 (it refuses only < 0 or > 1).
+        for bad in (1.5, float("nan")):
+            self.assertFalse(bad < 1.0)
+        with self.assertRaises(ValueError):
+            TopPLogitsWarper(1.5)
+        kept = TopPLogitsWarper(0.0)(IDS, torch.tensor([[0.0, 1.0, 2.0]]))
+        self.assertEqual(int(torch.isfinite(kept).sum()), 1)
+
+    def test_infinite_temperature_is_accepted(self):
+        # TemperatureLogitsWarper wants T > 0: inf passes, and every finite score becomes 0.
+        scores = TemperatureLogitsWarper(float("inf"))(IDS, torch.tensor([[0.0, 5.0, -3.0]]))
+        self.assertEqual(scores.tolist(), [[0.0, 0.0, -0.0]])
+
+    def test_negative_parameters_are_refused_with_clear_messages(self):
+        # ... and min_p = 1 is not: MinPLogitsWarper allows [0, 1] (SPEC wants [0, 1)).
+        MinPLogitsWarper(1.0)
+        for make, text in ((lambda: TemperatureLogitsWarper(-1.0), "temperature"),
+                           (lambda: TopKLogitsWarper(-1), "top_k"),
+                           (lambda: TopPLogitsWarper(-0.5), "top_p"),
+                           (lambda: MinPLogitsWarper(1.5), "min_p")):
+            with self.assertRaisesRegex(ValueError, text):
+                make()
+
+    def test_division_rounds_near_ties_into_must_drop_tokens(self):
+        # At T = 7.24e-8 the scores / T are about -1e7, where float32's spacing is 1: logits
+        # one float32 step apart (the reference separates them by a factor e^-1) become equal
+        # or one apart after the division, so top-k / top-p cut by value keep a token the exact
+        # cut drops.
+        x = torch.tensor([-0.724004, -0.7240039, -0.72400385], dtype=torch.float32)
+        z = TemperatureLogitsWarper(7.24004e-08)(IDS, x.reshape(1, -1))[0]
+        self.assertTrue(bool((z == torch.round(z)).all()))
+        self.assertEqual(int(z[2] - z[1]), 1)
+
+
+if __name__ == "__main__":
+    unittest.main()
