@@ -58,6 +58,7 @@ DistributionLook EvaluateDistributionLook(std::span<const int64_t> tokens,
   const Cells c = MakeCells(null, tokens.size());
   look.tolerant = !token_error.empty();
   look.g = GTest(tokens, c, token_error);
+  if (c.label.size() == look.g.observed.size()) look.labels = c.label;
   {
     std::vector<std::size_t> order;
     for (std::size_t k = 0; k < look.g.observed.size() && k < c.label.size(); ++k) {
@@ -220,6 +221,7 @@ void FillLook(const DistributionLook& l, TestResult* r) {
   r->p_value = l.p_value;
   r->observed = l.g.observed;
   r->expected = l.g.expected;
+  r->cells = l.labels;
   double worst_dev = 0;
   for (std::size_t c = 0; c < l.g.observed.size(); ++c) {
     worst_dev = std::max(worst_dev, std::fabs(l.g.observed[c] - l.g.expected[c]) /

@@ -44,6 +44,7 @@ struct CellEvidence {
 struct DistributionLook {
   GofResult g;
   std::vector<CellEvidence> evidence;  // the (at most 3) cells of largest |O - E| / sqrt(E)
+  std::vector<std::string> labels;     // per cell of g: "token 17", "band 2^-12..2^-9", ...
   ScoreResult score, band;
   bool has_score = false, has_band = false;
   double p_value = 1;

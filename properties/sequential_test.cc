@@ -5,6 +5,7 @@
 // per-set test) at the real levels, and the early stop on a gross defect.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <vector>
@@ -176,6 +177,14 @@ TEST(Sequential, GrossDefectStopsAtTheFirstLook) {
     return EvaluateDistributionLook(std::span(tokens).first(m), p, 3).p_value;
   });
   EXPECT_EQ(k, 0);
+  // Each cell is labelled, for the report's chart: the token it counts or its band, one label
+  // per cell; the most deviating cell is one the evidence names.
+  const DistributionLook look = EvaluateDistributionLook(std::span(tokens).first(looks[0]), p, 3);
+  ASSERT_EQ(look.labels.size(), look.g.observed.size());
+  ASSERT_FALSE(look.evidence.empty());
+  EXPECT_NE(std::find(look.labels.begin(), look.labels.end(), look.evidence[0].label),
+            look.labels.end());
+  EXPECT_EQ(look.labels[0].rfind("token ", 0), 0u) << look.labels[0];
   // The same draws from the reference itself pass every look.
   const ReferenceSampler right(p);
   right.Draw(5, 1, 0, tokens);

@@ -53,9 +53,23 @@ std::string Num(double v, const char* fmt_spec = "{:.3g}") {
   return fmt::format(fmt::runtime(fmt_spec), v);
 }
 
+// The cells of largest |O - E| / sqrt(E) among the first n (at most 3), largest first.
+std::vector<std::size_t> MostDeviating(const TestResult& r, std::size_t n) {
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = i;
+  auto z = [&](std::size_t i) {
+    return std::fabs(r.observed[i] - r.expected[i]) / std::sqrt(std::max(r.expected[i], 1.0));
+  };
+  std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return z(a) > z(b); });
+  while (!order.empty() && (order.size() > 3 || !(z(order.back()) > 0))) order.pop_back();
+  return order;
+}
+
 // Observed against expected counts per cell, cells in the test's order: paired bars on a log
 // scale (counts below 0.1 drawn at 0.1: an observed 0 shows as no bar above the axis), with
-// both axes, tick labels at each power of ten and every few cells, titles and a legend.
+// both axes, tick labels at each power of ten and every few cells, titles and a legend. Where
+// the test knows what each cell counts (a token, a probability band), every bar's title names
+// it and the (at most 3) most deviating cells are named above their bars and in the caption.
 std::string CountsChart(const TestResult& r) {
   if (r.observed.empty() || r.observed.size() != r.expected.size()) return "";
   const std::size_t n = std::min<std::size_t>(r.observed.size(), 80);
@@ -71,6 +85,10 @@ std::string CountsChart(const TestResult& r) {
     return above + plot_h * (1 - (l - kFloor) / (ceiling - kFloor));
   };
   const double base = above + plot_h;
+  const bool named = r.cells.size() == r.observed.size();
+  auto name = [&](std::size_t i) {
+    return named ? fmt::format("cell {} ({})", i, E(r.cells[i])) : fmt::format("cell {}", i);
+  };
   std::string svg;
   for (int e = static_cast<int>(kFloor); e <= static_cast<int>(ceiling); ++e) {
     const double y = y_of(std::pow(10.0, e));
@@ -85,10 +103,10 @@ std::string CountsChart(const TestResult& r) {
     const double ye = y_of(r.expected[i]), yo = y_of(r.observed[i]);
     svg += fmt::format(
         "<rect class=\"exp\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\"><title>"
-        "cell {}: expected {:.1f}</title></rect><rect class=\"obs\" x=\"{:.1f}\" y=\"{:.1f}\" "
-        "width=\"{:.1f}\" height=\"{:.1f}\"><title>cell {}: observed {:.0f}</title></rect>",
-        x, ye, bw * 0.45, base - ye, i, r.expected[i], x + bw * 0.5, yo, bw * 0.45, base - yo, i,
-        r.observed[i]);
+        "{}: expected {:.1f}</title></rect><rect class=\"obs\" x=\"{:.1f}\" y=\"{:.1f}\" "
+        "width=\"{:.1f}\" height=\"{:.1f}\"><title>{}: observed {:.0f}</title></rect>",
+        x, ye, bw * 0.45, base - ye, name(i), r.expected[i], x + bw * 0.5, yo, bw * 0.45,
+        base - yo, name(i), r.observed[i]);
     const std::size_t every = n <= 16 ? 1 : (n + 15) / 16;
     if (i % every == 0) {
       svg += fmt::format(
@@ -109,12 +127,26 @@ std::string CountsChart(const TestResult& r) {
       left, above, base, left + plot_w, left + plot_w / 2, h - 6, above + plot_h / 2,
       left + plot_w - 150, h - 14, left + plot_w - 136, h - 7, left + plot_w - 70,
       left + plot_w - 56);
+  std::string deviating;
+  if (named) {
+    for (std::size_t i : MostDeviating(r, n)) {
+      const double x = left + static_cast<double>(i) * bw + bw / 2;
+      const double y = std::min(y_of(r.expected[i]), y_of(r.observed[i])) - 3;
+      svg += fmt::format(
+          "<text class=\"lbl name\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>",
+          x, std::max(y, above + 8), E(r.cells[i]));
+      deviating += fmt::format("{}{} ({:.0f} drawn, {:.1f} expected)",
+                               deviating.empty() ? "; most deviating: " : ", ", E(r.cells[i]),
+                               r.observed[i], r.expected[i]);
+    }
+  }
   return fmt::format(
       "<figure><svg class=\"chart counts\" viewBox=\"0 0 {} {}\" role=\"img\" "
       "aria-label=\"observed against expected draws per cell\">{}</svg><figcaption>Observed "
-      "against expected draws per cell, log scale{}.</figcaption></figure>",
+      "against expected draws per cell, log scale{}{}.</figcaption></figure>",
       w, h, svg,
-      r.observed.size() > n ? fmt::format(", first {} of {} cells", n, r.observed.size()) : "");
+      r.observed.size() > n ? fmt::format(", first {} of {} cells", n, r.observed.size()) : "",
+      deviating);
 }
 
 // Horizontal bars: the TV each distribution test detects with probability 0.9, and the
@@ -350,7 +382,7 @@ code,pre{background:#f6f6f6;padding:1px 4px;white-space:pre-wrap;word-break:brea
 details{margin:.4em 0;border:1px solid #eee;padding:.3em .6em}summary{cursor:pointer}
 svg.chart{width:100%;height:auto;background:#fcfcfc;border:1px solid #eee}
 .obs{fill:#3366aa}.exp{fill:#b8c8e6}.bar{fill:#4a8f5a}.bar.bad{fill:#c44}.dot{fill:#3366aa}
-.dot.bad{fill:#c44}.req{stroke:#c44;stroke-dasharray:4 3}.lbl{font-size:10px;fill:#444}
+.dot.bad{fill:#c44}.req{stroke:#c44;stroke-dasharray:4 3}.lbl{font-size:10px;fill:#444}.lbl.name{font-weight:bold;fill:#222}
 .axis{stroke:#444}.grid{stroke:#e4e4e4}
 #only-failures:checked ~ table tr.ok{display:none}
 ol.causes>li{margin:.6em 0}ol.causes p{margin:.2em 0}.st{padding:0 .4em;border-radius:3px}

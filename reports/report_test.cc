@@ -72,6 +72,7 @@ Report Synthetic() {
   fail.draws = 4096;
   fail.observed = {100, 3996};
   fail.expected = {2048, 2048};
+  fail.cells = {"token 0", "token 1"};
   fail.worst_error = std::numeric_limits<double>::infinity();
   fail.failure = results::Failure{"draws <b>do not</b> follow",
                                   "in",

@@ -51,6 +51,11 @@ json ToJson(const TestResult& r) {
     for (double e : r.expected) exp.push_back(Number(e));
     j["statistics"]["observed"] = obs;
     j["statistics"]["expected"] = exp;
+    if (!r.cells.empty()) {
+      json cells = json::array();
+      for (const std::string& c : r.cells) cells.push_back(T(c));
+      j["statistics"]["cells"] = cells;
+    }
   }
   if (r.failure) {
     j["failure"] = {{"message", T(r.failure->message)},
@@ -94,6 +99,7 @@ TestResult ResultFromJson(const json& j) {
     r.draws = s.value("draws", uint64_t{0});
     for (const json& o : s.value("observed", json::array())) r.observed.push_back(NumberFrom(o));
     for (const json& e : s.value("expected", json::array())) r.expected.push_back(NumberFrom(e));
+    for (const json& c : s.value("cells", json::array())) r.cells.push_back(c.get<std::string>());
   }
   if (j.contains("failure")) {
     const json& f = j["failure"];

@@ -65,6 +65,7 @@ struct TestResult {
   double power_tv = std::numeric_limits<double>::quiet_NaN();  // detectable TV w.p. 0.9
   uint64_t draws = 0;
   std::vector<double> observed, expected;    // per cell, for a failing goodness-of-fit test
+  std::vector<std::string> cells;            // per cell, where known: "token 17", a band
   std::map<std::string, uint64_t> coverage;  // edge-case tags seen
   double seconds = 0;
   std::optional<Failure> failure;

@@ -44,6 +44,48 @@ class JaxProbes(unittest.TestCase):
         self.assertTrue(bool(jnp.isinf(x).all()))
         self.assertEqual(set(draws(x).tolist()), {0})
 
+    def test_invalid_temperatures_return_tokens(self):
+        # Nothing checks T: x / NaN is NaN everywhere and argmax returns index 0; T < 0 inverts
+        # the distribution; T = inf makes every quotient 0 (uniform).
+        x = jnp.asarray([0.0, 5.0, -3.0], jnp.float32)
+        self.assertEqual(set(draws(x / jnp.float32("nan")).tolist()), {0})
+        self.assertGreater(int((draws(x / -1.0) == 2).sum()), 1800)
+        self.assertEqual(set(draws(x / jnp.float32("inf")).tolist()), {0, 1, 2})
+
+    def test_noise_added_to_large_quotients_is_rounded_to_their_spacing(self):
+        # categorical adds the Gumbel noise to x / T as given, without subtracting the maximum:
+        # where the quotients are large (2^22 = 4194304 at T = 2^-20 for logits near 4), float32's
+        # spacing is 0.5, so logit + noise is rounded to a multiple of 0.5 and equal sums go to
+        # the lower index. [2^22, 2^22 + 0.5] should draw token 1 with probability 0.622; it
+        # draws it 0.571 of the time, while [0, 0.5] (the same distribution) draws it 0.622.
+        n = 40_000
+        big = draws([4194304.0, 4194304.5], n=n)
+        small = draws([0.0, 0.5], n=n)
+        p1 = 1 / (1 + np.exp(-0.5))
+        sd = np.sqrt(p1 * (1 - p1) / n)
+        self.assertLess(float((big == 1).mean()), p1 - 10 * sd)
+        self.assertLess(abs(float((small == 1).mean()) - p1), 5 * sd)
+
+    def test_subnormals_are_flushed_so_x_over_t_is_nan(self):
+        # XLA on the CPU flushes subnormal operands to zero: 3e-45 / 4e-45 is 0 / 0 = NaN (the
+        # exact quotient is 0.75), and argmax returns index 0 for a row of NaNs: tied tokens
+        # are not drawn uniformly.
+        x = jax.jit(lambda a, t: a / t)(jnp.asarray([3e-45, 3e-45], jnp.float32),
+                                        jnp.float32(4e-45))
+        self.assertTrue(bool(jnp.isnan(x).all()))
+        self.assertEqual(set(draws(x).tolist()), {0})
+
+    def test_bf16_rounds_the_temperature_itself(self):
+        # x / T keeps the logits' dtype (T is a weakly typed scalar): in bf16, T = 1e-45 rounds
+        # to 0 and T = 3.4028235e38 to inf, so x / T is +-inf, 0/0 or -inf/inf = NaN, and
+        # argmax returns a must-drop or masked token.
+        x = jnp.asarray([0.8125, 2.484375], jnp.bfloat16)
+        self.assertTrue(bool(jnp.isinf(x / 1e-45).all()))
+        self.assertEqual(set(draws(x / 1e-45, dtype=jnp.bfloat16).tolist()), {0})
+        masked = jnp.asarray([-jnp.inf, -2112.0], jnp.bfloat16) / 3.4028235e38
+        self.assertTrue(bool(jnp.isnan(masked[0])))
+        self.assertEqual(set(draws(masked, dtype=jnp.bfloat16).tolist()), {0})
+
     def test_the_noise_is_drawn_in_the_logits_dtype(self):
         # jax.random.gumbel(key, shape, logits.dtype): -log(-log(u)) with u uniform in bfloat16
         # (8 significant bits) takes 128 values, all in [-4.5, 4.9], so a token 10 below the

@@ -30,6 +30,11 @@ import os
 import sys
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
+# Every forked worker starts its own server: compiled draws are shared through JAX's persistent
+# compilation cache (speed only: a draw is the same function of its key and row either way).
+os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", "/tmp/sampcert-jax-compilation-cache")
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0")
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")
 
 import numpy as np  # noqa: E402
 
@@ -42,6 +47,20 @@ import jax.numpy as jnp  # noqa: E402
 ACCURACY = {"f32": "fp32", "bf16": "bf16", "f16": "fp16"}
 # At most this many noise values (draws x kept tokens) in one call of the compiled function.
 CHUNK_ELEMENTS = 1 << 22
+
+
+def padded(v: int) -> int:
+    """The row length the compiled function is traced for: v rounded up to 2^e x {1, 1.25, 1.5,
+    1.75} (at most 25% more), so a run compiles a few dozen shapes, not one per vocabulary
+    size. The padding is -inf: exp(-inf) = 0 and -inf + noise never wins the arg-max unless
+    every entry is -inf, where arg-max returns index 0 either way; padded entries come after the
+    row's own, so a NaN's first index is unchanged. The draws on the row's tokens are those of
+    categorical over the row alone."""
+    if v <= 8:
+        return 8
+    e = (v - 1).bit_length() - 3
+    step = 1 << e
+    return (v + step - 1) // step * step
 
 
 def make_info(compute: str) -> sp.Info:
@@ -58,9 +77,10 @@ def make_info(compute: str) -> sp.Info:
         determinism="same-seed",
         accuracy=ACCURACY[compute],
         draws="random-access",
-        # Gumbel-max: V noise values a draw, about 7 ns each on one core of this machine class
-        # (jax_adapter_test.py measures it), which lets the plan cap the cost of big rows.
-        draw_cost_ns_per_token=8.0,
+        # Gumbel-max: V noise values a draw (threefry bits, two logs, an argmax), 30-60 ns of
+        # CPU each on this machine class (README.md here), which lets the plan cap the cost of
+        # big rows (SPEC STAT-4b).
+        draw_cost_ns_per_token=50.0,
     )
 
 
@@ -98,8 +118,13 @@ class JaxSampler:
     def _row(self, row, seed, first_draw, n) -> np.ndarray:
         x = self._logits(row)
         keep = None
-        if 0 < row.top_k < x.shape[0]:
-            x, keep = jax.lax.top_k(x, int(row.top_k))
+        if row.top_k != 0 and row.top_k < x.shape[0]:  # 0 is off, k >= V keeps all (SPEC)
+            try:
+                x, keep = jax.lax.top_k(x, int(row.top_k))
+            except ValueError as e:  # JAX's own check: "k argument to top_k must be ..."
+                raise sp.SamplerError(sp.INVALID_TOP_K, f"jax.lax.top_k: {e}")
+        v = x.shape[0]
+        x = jnp.pad(x, (0, padded(v) - v), constant_values=-jnp.inf)
         key = stream_key(seed, row.row_id)
         t = jnp.float32(row.temperature)
         # Draw counts in powers of two (fewer shapes to compile), cut to what was asked.
