@@ -127,17 +127,25 @@ std::string CountsChart(const TestResult& r) {
       left, above, base, left + plot_w, left + plot_w / 2, h - 6, above + plot_h / 2,
       left + plot_w - 150, h - 14, left + plot_w - 136, h - 7, left + plot_w - 70,
       left + plot_w - 56);
+  // The most deviating cells are marked above their bars: by their label where it is short (a
+  // token), else by a number the caption resolves; marks are staggered so neighbours stay
+  // legible.
   std::string deviating;
   if (named) {
+    int k = 0;
     for (std::size_t i : MostDeviating(r, n)) {
+      ++k;
+      const std::string mark = r.cells[i].size() <= 12 ? r.cells[i] : fmt::format("#{}", k);
       const double x = left + static_cast<double>(i) * bw + bw / 2;
-      const double y = std::min(y_of(r.expected[i]), y_of(r.observed[i])) - 3;
+      const double y = std::min(y_of(r.expected[i]), y_of(r.observed[i])) - 3 - 11.0 * (k - 1);
+      const char* anchor = x > left + plot_w - 40 ? "end" : x < left + 40 ? "start" : "middle";
       svg += fmt::format(
-          "<text class=\"lbl name\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>",
-          x, std::max(y, above + 8), E(r.cells[i]));
-      deviating += fmt::format("{}{} ({:.0f} drawn, {:.1f} expected)",
-                               deviating.empty() ? "; most deviating: " : ", ", E(r.cells[i]),
-                               r.observed[i], r.expected[i]);
+          "<text class=\"lbl name\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"{}\">{}</text>", x,
+          std::max(y, above + 8), anchor, E(mark));
+      deviating += fmt::format("{}{}{} ({:.0f} drawn, {:.1f} expected)",
+                               deviating.empty() ? "; most deviating: " : ", ",
+                               mark == r.cells[i] ? "" : mark + " ", E(r.cells[i]), r.observed[i],
+                               r.expected[i]);
     }
   }
   return fmt::format(

@@ -52,6 +52,11 @@ grep -qE '<details id="run"><summary>' <<<"$dom" ||
 grep -qF '<svg class="chart counts"' <<<"$dom" && grep -qF 'draws (log scale)</text>' <<<"$dom" &&
   grep -qF "cell, in the test's order</text>" <<<"$dom" ||
   { echo "FAIL: naive's distribution failures have no counts chart with labelled axes"; status=1; }
+# Its distribution failures name their cells: the most deviating are labelled on the chart
+# (tokens or bands) and in its caption.
+grep -qE '<text class="lbl name"[^>]*>(token [0-9]+|band )' <<<"$dom" &&
+  grep -qF 'most deviating: ' <<<"$dom" ||
+  { echo "FAIL: naive's counts charts name no token or band"; status=1; }
 causes=$(grep -o '<li><p><strong>' <<<"$dom" | wc -l)
 [ "$causes" -ge 3 ] ||
   { echo "FAIL: naive's report lists $causes root causes (its defects give at least 3)"; status=1; }
