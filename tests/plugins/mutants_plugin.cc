@@ -107,8 +107,8 @@ constexpr Entry kCatalogue[] = {
     {M::kGreedyThresholdDeclared, "greedy_threshold_declared", "control",
      "temperatures below 1e-5 sampled greedily, declared as POL-5's greedy threshold (a "
      "Warning, conformant)",
-     "vllm-project/vllm vllm/v1/sample/sampler.py (Sampler docstring, step 7f: temperature "
-     "below epsilon 1e-5 is greedy)",
+     "vllm-project/vllm vllm/v1/sample/sampler.py (_SAMPLING_EPS = 1e-5: a temperature below "
+     "it is sampled greedily)",
      nullptr},
     // --- half precision, NaN from infinities, the maximum subtracted after scaling ---
     {M::kScaleInInputDtype, "scale_in_input_dtype", "half_overflow",
@@ -166,7 +166,7 @@ constexpr Entry kCatalogue[] = {
      "guidance-ai/guidance#1266 (temperatures of 0.0 were treated the same as 1.0)", nullptr},
     {M::kGreedyBelow1e5, "greedy_below_1e-5", "t0_division",
      "temperatures below 1e-5 sampled greedily without declaring the threshold",
-     "vllm-project/vllm vllm/v1/sample/sampler.py (Sampler docstring, step 7f)", nullptr},
+     "vllm-project/vllm vllm/v1/sample/sampler.py (_SAMPLING_EPS = 1e-5)", nullptr},
     // --- masks ---
     {M::kMaskFloor1e4, "mask_floor_1e4", "finite_mask_floor",
      "masked tokens filled with -1e4: they outrank legitimate logits below -1e4 and come back "
@@ -248,13 +248,14 @@ constexpr Entry kCatalogue[] = {
      "Gumbel noise -log(-log(u)) from a 32-bit hash: u = 1 gives +inf and that column wins, "
      "masked or not (V 2^-32 of the draws)",
      "sgl-project/sglang#33423",
-     "wrong on about V 2^-32 of the draws: under one expected event in a standard run's draws "
-     "on its large-V masked rows"},
+     "wrong on about V 2^-32 of the draws (6e-5 at V = 262144), and seen only when the "
+     "column it picks is outside the kept set of a tested row: a handful of such events in a "
+     "standard run"},
     {M::kUniformOnePastEnd, "uniform_one_past_end", "uniform_endpoint",
      "a float uniform (uint32 * 2^-32 in fp32) that rounds to 1.0: the inverse CDF runs past "
      "the end and returns the id V",
      "pytorch/pytorch#2740; triton-lang/triton#601 (tl.rand could generate 1.0)",
-     "wrong on 2^-25 of the draws: about one draw in 33 million"},
+     "wrong on 2^-25 of the draws: about 2 of a standard run's 59 million planned draws"},
     {M::kCdfF32, "cdf_f32", "low_precision_tail",
      "the inverse CDF's cumulative sums in fp32: after a dominant token, tiny probabilities add "
      "nothing and the tail behind it is never drawn",
