@@ -180,10 +180,10 @@ def table(record, entries, reasons):
     return "\n".join(lines)
 
 
-def check(opts, entries, record, reasons):
+def check(opts, entries, record, reasons, names):
+    """`entries`: the catalogue entries to check (--mutants); `names`: the whole catalogue's."""
     problems = []
     seeds = [str(s) for s in record["seeds"]]
-    names = {e["name"] for e in entries}
     for e in entries:
         if e["name"] not in record["entries"]:
             problems.append(f"{e['name']}: in the catalogue, not in the record (run the tool "
@@ -265,6 +265,7 @@ def main():
     if not opts.sampcert or not opts.plugin:
         ap.error("SAMPCERT and PLUGIN are needed to run")
     entries = catalogue(opts.plugin)
+    names = {e["name"] for e in entries}
     if opts.mutants:
         wanted = opts.mutants.split(",")
         unknown = set(wanted) - {e["name"] for e in entries}
@@ -274,7 +275,7 @@ def main():
     if opts.check:
         with open(opts.check) as f:
             record = json.load(f)
-        problems = check(opts, entries, record, reasons)
+        problems = check(opts, entries, record, reasons, names)
         print(table(record, entries, reasons))
         for p in problems:
             print("PROBLEM: " + p)
