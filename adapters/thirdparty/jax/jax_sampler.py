@@ -9,11 +9,10 @@ drawn position mapped back through the indices top_k returned), nothing else.
 jax.random.categorical is the Gumbel-max trick: argmax(logits + Gumbel noise), the noise drawn
 in the logits' own dtype, V random numbers a draw.
 
---dtype f32 (default): every row is upcast to float32 exactly first; declares f32, f16, bf16 at
-    accuracy fp32.
---dtype bf16 / --dtype f16: rows of that dtype stay in it (the division, the noise and the
-    argmax in bf16 / float16, as a JAX model's half logits give them); declares that dtype only,
-    accuracy bf16 / fp16.
+--dtype f32 (default) / bf16 / f16: the variant's dtype, the only one it declares: rows of that
+    dtype are computed in it (the division, the noise and the argmax in float32, bf16 or float16,
+    as a JAX model's logits of that dtype give them), accuracy fp32 / bf16 / fp16. (Half rows
+    upcast to float32 would add nothing to the f32 variant: every half value is exact in float32.)
 
 Masked tokens are set to -inf (`jnp.where(mask, x, -inf)`) before the division. Draws are
 random access (SPEC DRAW-1): draw j of stream (seed, row_id) uses the key
@@ -52,10 +51,11 @@ CHUNK_ELEMENTS = 1 << 22
 def padded(v: int) -> int:
     """The row length the compiled function is traced for: v rounded up to 2^e x {1, 1.25, 1.5,
     1.75} (at most 25% more), so a run compiles a few dozen shapes, not one per vocabulary
-    size. The padding is -inf: exp(-inf) = 0 and -inf + noise never wins the arg-max unless
-    every entry is -inf, where arg-max returns index 0 either way; padded entries come after the
-    row's own, so a NaN's first index is unchanged. The draws on the row's tokens are those of
-    categorical over the row alone."""
+    size. The padding is -inf after the division by T (_draws): exp(-inf) = 0 and -inf + noise
+    never wins the arg-max unless every entry is -inf, where arg-max returns index 0 either way;
+    padded entries come after the row's own, so a NaN's first index is unchanged. The draws are
+    distributed as categorical over the row alone (not the same noise values: the noise vector
+    is longer)."""
     if v <= 8:
         return 8
     e = (v - 1).bit_length() - 3
@@ -67,7 +67,7 @@ def make_info(compute: str) -> sp.Info:
     return sp.Info(
         name="jax_categorical" + ("" if compute == "f32" else "_" + compute),
         version=f"jax {jax.__version__}, jaxlib {jax.lib.__version__}",
-        capabilities=(["f32", "f16", "bf16"] if compute == "f32" else [compute]) +
+        capabilities=[compute] +
         ["mask", "top-k", "batch"],
         # jax.lax.top_k keeps exactly k; among equal values the lower index comes first.
         tie_rule="exact-lowest-index", top_k_tie_rule="exact-lowest-index",
@@ -92,9 +92,10 @@ def stream_key(seed: int, row_id: int):
 
 
 @jax.jit
-def _draws(key, x, temperature, indices):
-    """categorical(fold_in(key, j), x / T) for each j of indices."""
-    z = x / temperature.astype(x.dtype)
+def _draws(key, x, v, temperature, indices):
+    """categorical(fold_in(key, j), x[:v] / T) for each j of indices: x is the row padded to a
+    compiled length; the padding is set to -inf after the division, whatever T is."""
+    z = jnp.where(jnp.arange(x.shape[0]) < v, x / temperature.astype(x.dtype), -jnp.inf)
     return jax.vmap(lambda j: jax.random.categorical(jax.random.fold_in(key, j), z))(indices)
 
 
@@ -115,16 +116,16 @@ class JaxSampler:
             x = jnp.where(row.mask, x, jnp.array(-jnp.inf, x.dtype))
         return x
 
-    def _row(self, row, seed, first_draw, n) -> np.ndarray:
+    def _row(self, r, row, seed, first_draw, n) -> np.ndarray:
         x = self._logits(row)
         keep = None
         if row.top_k != 0 and row.top_k < x.shape[0]:  # 0 is off, k >= V keeps all (SPEC)
             try:
                 x, keep = jax.lax.top_k(x, int(row.top_k))
             except ValueError as e:  # JAX's own check: "k argument to top_k must be ..."
-                raise sp.SamplerError(sp.INVALID_TOP_K, f"jax.lax.top_k: {e}")
+                raise sp.SamplerError(sp.INVALID_TOP_K, f"row {r}: jax.lax.top_k: {e}", r)
         v = x.shape[0]
-        x = jnp.pad(x, (0, padded(v) - v), constant_values=-jnp.inf)
+        x = jnp.pad(x, (0, padded(v) - v))
         key = stream_key(seed, row.row_id)
         t = jnp.float32(row.temperature)
         # Draw counts in powers of two (fewer shapes to compile), cut to what was asked.
@@ -135,7 +136,7 @@ class JaxSampler:
             m = min(per_chunk, first_draw + n - j)
             size = 1 << (m - 1).bit_length()
             idx = jnp.arange(j, j + size, dtype=jnp.uint32)
-            out.append(np.asarray(_draws(key, x, t, idx))[:m])
+            out.append(np.asarray(_draws(key, x, v, t, idx))[:m])
             j += m
         tokens = np.concatenate(out) if out else np.empty(0, np.int64)
         if keep is not None:
@@ -145,7 +146,7 @@ class JaxSampler:
     def sample(self, batch, seed, first_draw, draws_per_row):
         out = np.empty((len(batch.rows), draws_per_row), np.int64)
         for r, row in enumerate(batch.rows):
-            out[r] = self._row(row, seed, first_draw, draws_per_row)
+            out[r] = self._row(r, row, seed, first_draw, draws_per_row)
         return out
 
 
