@@ -29,6 +29,8 @@ import os
 import sys
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
+# One server per sampcert worker (--jobs): XLA's Eigen thread pool would oversubscribe the cores.
+os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
 # Every forked worker starts its own server: compiled draws are shared through JAX's persistent
 # compilation cache (speed only: a draw is the same function of its key and row either way).
 os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", "/tmp/sampcert-jax-compilation-cache")

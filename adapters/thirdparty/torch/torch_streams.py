@@ -24,6 +24,12 @@ import torch
 
 MASK64 = (1 << 64) - 1
 
+# sampcert starts one server per worker (--jobs): one intra-op thread each. torch's default (a
+# thread per core in every process) oversubscribes the cores, and its thread hand-off then costs
+# more than a small row's softmax (measured: 590 us against 16 us for a [1, 3, 64] softmax on
+# two loaded cores). One thread also fixes the order of every reduction whatever the machine.
+torch.set_num_threads(1)
+
 
 def _splitmix64(x: int) -> int:
     x = (x + 0x9E3779B97F4A7C15) & MASK64
