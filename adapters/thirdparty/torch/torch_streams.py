@@ -5,8 +5,9 @@ index. The servers declare sequential draws (ABI MINOR 1: the host asks each (se
 stream for draws 0, 1, 2, ... in order on a handle) and keep one Generator per stream here,
 seeded from both seed and row_id.
 
-Two facts of torch's CPU torch.multinomial (1.13 and 2.15 alike)(p, n, replacement=True) make a stream's draw j
-independent of how the draws are split into calls (checked by torch_adapters_test.py):
+Two facts of torch's CPU torch.multinomial(p, n, replacement=True) (1.13 and 2.15 alike) make a
+stream's draw j independent of how the draws are split into calls (checked by
+torch_adapters_test.py):
 - with n >= 2 it takes one double from the generator per draw (inverse CDF on the cumulative
   distribution), whatever the vocabulary size;
 - with n == 1 it takes another path (the exponential trick: V exponentials, then argmax), so a

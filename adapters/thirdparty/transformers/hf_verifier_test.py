@@ -16,7 +16,7 @@ from transformers.generation.utils import _speculative_sampling  # noqa: E402
 def call(new_logits, candidate_logits, drafts):
     """_speculative_sampling as assisted generation calls it, one prompt token before the drafts."""
     ids = torch.cat([torch.zeros((1, 1), dtype=torch.long), torch.tensor([drafts])], -1)
-    return _speculative_sampling(ids, candidate_logits, len(drafts), new_logits, False)
+    return _speculative_sampling(ids, candidate_logits, len(drafts), new_logits)
 
 
 class SpeculativeSamplingProbe(unittest.TestCase):
