@@ -105,8 +105,8 @@ std::string CountsChart(const TestResult& r) {
         "<rect class=\"exp\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\"><title>"
         "{}: expected {:.1f}</title></rect><rect class=\"obs\" x=\"{:.1f}\" y=\"{:.1f}\" "
         "width=\"{:.1f}\" height=\"{:.1f}\"><title>{}: observed {:.0f}</title></rect>",
-        x, ye, bw * 0.45, base - ye, name(i), r.expected[i], x + bw * 0.5, yo, bw * 0.45,
-        base - yo, name(i), r.observed[i]);
+        x, ye, bw * 0.45, base - ye, name(i), r.expected[i], x + bw * 0.5, yo, bw * 0.45, base - yo,
+        name(i), r.observed[i]);
     const std::size_t every = n <= 16 ? 1 : (n + 15) / 16;
     if (i % every == 0) {
       svg += fmt::format(
@@ -142,10 +142,9 @@ std::string CountsChart(const TestResult& r) {
       svg += fmt::format(
           "<text class=\"lbl name\" x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"{}\">{}</text>", x,
           std::max(y, above + 8), anchor, E(mark));
-      deviating += fmt::format("{}{}{} ({:.0f} drawn, {:.1f} expected)",
-                               deviating.empty() ? "; most deviating: " : ", ",
-                               mark == r.cells[i] ? "" : mark + " ", E(r.cells[i]), r.observed[i],
-                               r.expected[i]);
+      deviating += fmt::format(
+          "{}{}{} ({:.0f} drawn, {:.1f} expected)", deviating.empty() ? "; most deviating: " : ", ",
+          mark == r.cells[i] ? "" : mark + " ", E(r.cells[i]), r.observed[i], r.expected[i]);
     }
   }
   return fmt::format(

@@ -56,7 +56,7 @@ class Chain {
 
  private:
   std::unique_ptr<llama_sampler, decltype(&llama_sampler_free)> chain_{nullptr,
-                                                                        &llama_sampler_free};
+                                                                       &llama_sampler_free};
 };
 
 std::set<llama_token> Draws(const std::vector<float>& logits, Params p = {}) {
