@@ -8,8 +8,9 @@ For each row this builds the logits-processor list with transformers' REAL
 GenerationMixin._get_logits_processor (transformers 5.24.0, generation/utils.py, the
 "Processors previously known as LogitsWarpers" block), from a GenerationConfig(do_sample=True,
 temperature=T, top_k=k, top_p=p, min_p=m) completed with transformers' global defaults as
-generate's _prepare_generation_config completes it (num_beams 1, ...): in that code's order TemperatureLogitsWarper (when
-T != 1), TopKLogitsWarper (k != 0), TopPLogitsWarper (p < 1), MinPLogitsWarper (min_p not None),
+generate's _prepare_generation_config completes it (num_beams 1, ...): in that code's order
+TemperatureLogitsWarper (when T != 1), TopKLogitsWarper (k != 0), TopPLogitsWarper (p < 1),
+MinPLogitsWarper (min_p not None),
 each constructed, validated and applied by transformers itself. A mask is passed as HF's
 prefix_allowed_tokens_fn (the allowed token ids), so transformers' PrefixConstrainedLogitsProcessor
 adds -inf to the masked scores (`scores + mask`), as generate does. Then, as GenerationMixin._sample
