@@ -140,6 +140,17 @@ struct BuiltinApi {
   }
 };
 
+// The body of a C++ plug-in's sampcert_get_sampler_api: `table` for a host of this MAJOR (any
+// MINOR: fields are only ever appended), else the status that says why, *out null.
+inline int32_t HandOutTable(uint32_t host_major, const sampcert_sampler_api* table,
+                            const sampcert_sampler_api** out) {
+  if (out == nullptr) return SAMPCERT_STATUS_INVALID_ARGUMENT;
+  *out = nullptr;
+  if (host_major != SAMPCERT_ABI_VERSION_MAJOR) return SAMPCERT_STATUS_VERSION_MISMATCH;
+  *out = table;
+  return SAMPCERT_STATUS_OK;
+}
+
 }  // namespace sampcert::adapters
 
 #endif  // SAMPCERT_ADAPTERS_BUILTIN_ADAPTER_H_

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 
 #include "adapters/declarations.h"
 #include "properties/draw_planning.h"
@@ -59,22 +60,11 @@ DistributionLook EvaluateDistributionLook(std::span<const int64_t> tokens,
   look.tolerant = !token_error.empty();
   look.g = GTest(tokens, c, token_error);
   if (c.label.size() == look.g.observed.size()) look.labels = c.label;
-  {
-    std::vector<std::size_t> order;
-    for (std::size_t k = 0; k < look.g.observed.size() && k < c.label.size(); ++k) {
-      order.push_back(k);
-    }
-    auto z = [&](std::size_t k) {
-      return std::fabs(look.g.observed[k] - look.g.expected[k]) /
-             std::sqrt(std::max(look.g.expected[k], 1.0));
-    };
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::size_t a, std::size_t b) { return z(a) > z(b); });
-    for (std::size_t k : order) {
-      if (look.evidence.size() == 3 || !(z(k) > 0)) break;
-      look.evidence.push_back(
-          {c.label[k], c.token[k], c.probability[k], look.g.observed[k], look.g.expected[k]});
-    }
+  const std::size_t labelled = std::min(look.g.observed.size(), c.label.size());
+  for (std::size_t k : results::MostDeviatingCells(std::span(look.g.observed).first(labelled),
+                                                   look.g.expected, 3)) {
+    look.evidence.push_back(
+        {c.label[k], c.token[k], c.probability[k], look.g.observed[k], look.g.expected[k]});
   }
   look.p_value = std::min(1.0, share * look.g.p_value);
   look.worst = "G-test";

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <span>
 
 #include "reports/report_json.h"
 #include "reports/root_causes.h"
@@ -51,18 +52,6 @@ std::string Anchor(const std::string& property, const std::string& dtype) {
 std::string Num(double v, const char* fmt_spec = "{:.3g}") {
   if (std::isnan(v)) return "–";
   return fmt::format(fmt::runtime(fmt_spec), v);
-}
-
-// The cells of largest |O - E| / sqrt(E) among the first n (at most 3), largest first.
-std::vector<std::size_t> MostDeviating(const TestResult& r, std::size_t n) {
-  std::vector<std::size_t> order(n);
-  for (std::size_t i = 0; i < n; ++i) order[i] = i;
-  auto z = [&](std::size_t i) {
-    return std::fabs(r.observed[i] - r.expected[i]) / std::sqrt(std::max(r.expected[i], 1.0));
-  };
-  std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return z(a) > z(b); });
-  while (!order.empty() && (order.size() > 3 || !(z(order.back()) > 0))) order.pop_back();
-  return order;
 }
 
 // Observed against expected counts per cell, cells in the test's order: paired bars on a log
@@ -133,7 +122,8 @@ std::string CountsChart(const TestResult& r) {
   std::string deviating;
   if (named) {
     int k = 0;
-    for (std::size_t i : MostDeviating(r, n)) {
+    for (std::size_t i :
+         results::MostDeviatingCells(std::span(r.observed).first(n), r.expected, 3)) {
       ++k;
       const std::string mark = r.cells[i].size() <= 12 ? r.cells[i] : fmt::format("#{}", k);
       const double x = left + static_cast<double>(i) * bw + bw / 2;

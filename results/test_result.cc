@@ -1,5 +1,8 @@
 #include "results/test_result.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace sampcert::results {
 
 const char* StatusName(Status s) {
@@ -29,6 +32,23 @@ bool ParseStatus(const std::string& name, Status* out) {
 
 bool IsConformant(Status s) {
   return s == Status::kPass || s == Status::kWarning || s == Status::kNotSupported;
+}
+
+std::vector<std::size_t> MostDeviatingCells(std::span<const double> observed,
+                                            std::span<const double> expected, std::size_t limit) {
+  const std::size_t n = std::min(observed.size(), expected.size());
+  auto z = [&](std::size_t i) {
+    return std::fabs(observed[i] - expected[i]) / std::sqrt(std::max(expected[i], 1.0));
+  };
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return z(a) > z(b); });
+  std::vector<std::size_t> out;
+  for (std::size_t i : order) {
+    if (out.size() == limit || !(z(i) > 0)) break;
+    out.push_back(i);
+  }
+  return out;
 }
 
 }  // namespace sampcert::results

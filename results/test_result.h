@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,12 @@ enum class Status {
 const char* StatusName(Status s);
 bool ParseStatus(const std::string& name, Status* out);
 bool IsConformant(Status s);  // Pass, Warning, NotSupported (a KnownFailure is not)
+
+// The (at most `limit`) cells of a goodness-of-fit test that deviate most, by
+// |O - E| / sqrt(max(E, 1)), largest first (stable: ties keep the cells' order); cells that do not
+// deviate are left out. The evidence a distribution failure names and the cells its chart marks.
+std::vector<std::size_t> MostDeviatingCells(std::span<const double> observed,
+                                            std::span<const double> expected, std::size_t limit);
 
 struct Failure {
   std::string message;        // what went wrong

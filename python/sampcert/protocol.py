@@ -122,6 +122,8 @@ class Info:
 # ---- End of the generated declarations
 
 DTYPES = {0: "f32", 1: "f16", 2: "bf16"}
+# The accuracy class of a sampler that computes in a dtype (a server's --dtype variant).
+DTYPE_ACCURACY = {"f32": "fp32", "f16": "fp16", "bf16": "bf16"}
 
 ROW_HEADER = np.dtype([("temperature", "<f4"), ("top_p", "<f4"), ("min_p", "<f4"),
                        ("flags", "<u4"), ("top_k", "<i8"), ("row_id", "<u8")])

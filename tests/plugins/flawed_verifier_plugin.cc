@@ -272,14 +272,10 @@ int32_t UncheckedVerify(sampcert_sampler* sampler, const sampcert_chain_batch* b
 extern "C" SAMPCERT_EXPORT int32_t sampcert_get_sampler_api(uint32_t host_major,
                                                             uint32_t /*host_minor*/,
                                                             const sampcert_sampler_api** out) {
-  if (out == nullptr) return SAMPCERT_STATUS_INVALID_ARGUMENT;
-  *out = nullptr;
-  if (host_major != SAMPCERT_ABI_VERSION_MAJOR) return SAMPCERT_STATUS_VERSION_MISMATCH;
   static sampcert_sampler_api api = [] {
     sampcert_sampler_api a = *Api::Table();
     if (Defect() == "unchecked_draft") a.verify = &UncheckedVerify;
     return a;
   }();
-  *out = &api;
-  return SAMPCERT_STATUS_OK;
+  return sampcert::adapters::HandOutTable(host_major, &api, out);
 }

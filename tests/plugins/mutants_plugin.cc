@@ -723,11 +723,8 @@ Error MutantSampler::Sample(const sampcert_batch& batch, uint64_t seed, uint64_t
 extern "C" SAMPCERT_EXPORT int32_t sampcert_get_sampler_api(uint32_t host_major,
                                                             uint32_t /*host_minor*/,
                                                             const sampcert_sampler_api** out) {
-  if (out == nullptr) return SAMPCERT_STATUS_INVALID_ARGUMENT;
-  *out = nullptr;
-  if (host_major != SAMPCERT_ABI_VERSION_MAJOR) return SAMPCERT_STATUS_VERSION_MISMATCH;
-  *out = sampcert::adapters::BuiltinApi<MutantSampler>::Table();
-  return SAMPCERT_STATUS_OK;
+  return sampcert::adapters::HandOutTable(
+      host_major, sampcert::adapters::BuiltinApi<MutantSampler>::Table(), out);
 }
 
 // The catalogue as JSON, for tools/mutation_score.py: [{"name", "class", "mechanism",

@@ -45,7 +45,6 @@ import sampcert_protocol as sp  # noqa: E402
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
-ACCURACY = {"f32": "fp32", "bf16": "bf16", "f16": "fp16"}
 # At most this many noise values (draws x kept tokens) in one call of the compiled function.
 CHUNK_ELEMENTS = 1 << 22
 
@@ -77,7 +76,7 @@ def make_info(compute: str) -> sp.Info:
         truncation_order=("top-k", "top-p", "min-p"),
         nan_policy="error",
         determinism="same-seed",
-        accuracy=ACCURACY[compute],
+        accuracy=sp.DTYPE_ACCURACY[compute],
         draws="random-access",
         # Gumbel-max: V noise values a draw (threefry bits, two logs, an argmax), 30-60 ns of
         # CPU each on this machine class (README.md here), which lets the plan cap the cost of

@@ -35,9 +35,6 @@ import torch  # noqa: E402
 import torch_streams  # noqa: E402
 
 
-ACCURACY = {"f32": "fp32", "bf16": "bf16", "f16": "fp16"}
-
-
 def make_info(compute: str) -> sp.Info:
     fields = dict(
         name="torch_softmax_multinomial" + ("" if compute == "f32" else "_" + compute),
@@ -49,7 +46,7 @@ def make_info(compute: str) -> sp.Info:
         pipeline_order="temperature-first",
         nan_policy="error",
         determinism="same-seed",
-        accuracy=ACCURACY[compute],
+        accuracy=sp.DTYPE_ACCURACY[compute],
         draws="sequential",  # a torch.Generator per stream (torch_streams.py)
     )
     return sp.Info(**fields)

@@ -99,8 +99,12 @@ class TransformersProbes(unittest.TestCase):
     def test_top_p_above_one_or_nan_is_ignored_and_zero_is_accepted(self):
         # generate adds TopPLogitsWarper only when top_p < 1: 1.5 and NaN never reach its
         # check; TopPLogitsWarper itself accepts 0 (it refuses only < 0 or > 1).
+        model = FixedLogits([0.0, 1.0, 2.0])
         for bad in (1.5, float("nan")):
-            self.assertFalse(bad < 1.0)
+            torch.manual_seed(0)
+            out = model.generate(IDS, do_sample=True, top_p=bad, top_k=0, max_new_tokens=60,
+                                 pad_token_id=0, use_cache=False)
+            self.assertEqual(set(out[0, 1:].tolist()), {0, 1, 2})  # no cut, no error
         with self.assertRaises(ValueError):
             TopPLogitsWarper(1.5)
         kept = TopPLogitsWarper(0.0)(IDS, torch.tensor([[0.0, 1.0, 2.0]]))

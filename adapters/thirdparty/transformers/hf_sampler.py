@@ -96,9 +96,6 @@ def logits_processors(row, vocab):
         prefix_allowed_tokens_fn=allowed, logits_processor=LogitsProcessorList(), device="cpu")
 
 
-ACCURACY = {"f32": "fp32", "bf16": "bf16", "f16": "fp16"}
-
-
 def make_info(compute: str) -> sp.Info:
     return sp.Info(
         name="hf_transformers" + ("" if compute == "f32" else "_" + compute),
@@ -114,7 +111,7 @@ def make_info(compute: str) -> sp.Info:
         truncation_order=("top-k", "top-p", "min-p"),  # _get_logits_processor's order
         nan_policy="error",
         determinism="same-seed",
-        accuracy=ACCURACY[compute],
+        accuracy=sp.DTYPE_ACCURACY[compute],
         draws="sequential",  # a torch.Generator per stream (torch_streams.py)
     )
 
