@@ -14,7 +14,7 @@
  * The skeleton supplies the entry point with its version negotiation, get_info (the correct
  * sampler's declaration), create and destroy, the sample() batch loop that calls the plug-in's
  * sample_row once per row, and the error plumbing (fail). For sample_row it offers the correct
- * sampler's parts: check_row, token_weight, row_weights, draw_target, first_above,
+ * sampler's parts: check_row, token_weight, row_weights, stream_bits, draw_target, first_above,
  * draw_by_prefix_sums and correct_sample_row (defined below in that order). Optional hooks,
  * defined before the include:
  *
@@ -26,6 +26,9 @@
  *   PLUGIN_WEIGHT f          double f(const sampcert_sampler* s, float x, float max, float t):
  *                            a token's weight at a finite maximum and temperature > 0
  *   PLUGIN_ON_ERROR f        void f(sampcert_error* e): runs on every error report once written
+ *   PLUGIN_DRAW_BITS f       uint64_t f(const plugin_row* row, uint64_t j): the 64 random bits of
+ *                            the row's draw number first_draw + j (default correct_draw_bits:
+ *                            stream_bits keyed by seed, row id and draw number)
  *   PLUGIN_PROBE             the plug-in probes the host instead of sampling: it declares little
  *                            (version "1", f32 only, uniform greedy ties, not thread-safe), and
  *                            sample() hands it every batch unchecked
@@ -270,11 +273,24 @@ static inline uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-/* Draw j's target, uniform on (0, total): SplitMix64 keyed by (seed, row id, draw index), so the
- * sampler promises same-seed determinism, not the canonical draw. */
+/* A stream's 64 random bits: SplitMix64 keyed by (seed, row id, draw number), so the sampler
+ * promises same-seed determinism, not the canonical draw. */
+static inline uint64_t stream_bits(uint64_t seed, uint64_t row_id, uint64_t draw) {
+  return splitmix64(seed ^ splitmix64(row_id ^ splitmix64(draw)));
+}
+
+#ifdef PLUGIN_DRAW_BITS
+static uint64_t PLUGIN_DRAW_BITS(const plugin_row* row, uint64_t j);
+#else
+#define PLUGIN_DRAW_BITS correct_draw_bits
+#endif
+static inline uint64_t correct_draw_bits(const plugin_row* row, uint64_t j) {
+  return stream_bits(row->seed, row->in->row_id, row->first_draw + j);
+}
+
+/* Draw j's target, uniform on (0, total). */
 static inline double draw_target(const plugin_row* row, uint64_t j, double total) {
-  const uint64_t bits =
-      splitmix64(row->seed ^ splitmix64(row->in->row_id ^ splitmix64(row->first_draw + j)));
+  const uint64_t bits = PLUGIN_DRAW_BITS(row, j);
   return ((double)(bits >> 11) + 0.5) * 0x1p-53 * total;
 }
 
