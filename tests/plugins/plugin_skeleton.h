@@ -15,8 +15,8 @@
  * sampler's declaration), create and destroy, the sample() batch loop that calls the plug-in's
  * sample_row once per row, and the error plumbing (fail). For sample_row it offers the correct
  * sampler's parts: check_row, token_weight, row_weights, stream_bits, draw_target, first_above,
- * draw_by_prefix_sums and correct_sample_row (defined below in that order). Optional hooks,
- * defined before the include:
+ * draw_by_prefix_sums and correct_sample_row (defined below in that order); for a PLUGIN_CREATE
+ * that plants a defect, chosen_defect. Optional hooks, defined before the include:
  *
  *   PLUGIN_STATE T           the sampler has a member `T state`, zeroed by create
  *   PLUGIN_CREATE f          int32_t f(const char* config, sampcert_sampler* s, sampcert_error* e):
@@ -118,6 +118,20 @@ static int32_t fail(sampcert_error* error, int32_t code, int64_t row, const char
 #endif
   }
   return code;
+}
+
+/* For plug-ins with planted defects: the index in names[0..n) of the environment variable
+ * SAMPCERT_DEFECT (names[0], "none", when unset), or -1 after reporting it unknown. Read when
+ * the sampler is created (the runner passes no config string; forked workers inherit the
+ * environment). */
+static inline int chosen_defect(const char* const* names, int n, sampcert_error* error) {
+  const char* name = getenv("SAMPCERT_DEFECT");
+  if (name == NULL) name = names[0];
+  for (int i = 0; i < n; ++i) {
+    if (strcmp(name, names[i]) == 0) return i;
+  }
+  fail(error, SAMPCERT_STATUS_INVALID_ARGUMENT, -1, "unknown SAMPCERT_DEFECT");
+  return -1;
 }
 
 /* The correct sampler's declaration: it samples f32 rows for T >= 0, no masks, no truncation. */
