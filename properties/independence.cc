@@ -24,15 +24,14 @@
 
 namespace sampcert::properties {
 
-using results::Status;
 using results::TestResult;
 
 namespace {
 
-// The pairs of each sub-test, in its share of the level.
+// The four sub-tests, each at a quarter of the level: which draws make a pair.
 constexpr int kIndependenceSubtests = 4;
 constexpr std::array<const char*, kIndependenceSubtests> kPairNames = {
-    "draws 2i and 2i+1 of one stream", "draw i and draw 2n+i (a later call) of one stream",
+    "draws 2i and 2i+1 of one stream", "draw i and draw 2N+i (a later call) of one stream",
     "draw i of row ids r and r+1", "draw i of seeds s and s+1"};
 // A cell of the 4 x 4 table expects at least this many pairs at the first look (STAT-2's floor).
 constexpr uint64_t kMinExpectedPerCell = 50;
