@@ -54,6 +54,7 @@ std::vector<Outcome> CheckCase(adapters::Sampler& sampler, const RowCase& row, u
     CheckDeterminism(ctx);
     CheckProbabilityFamily(ctx);
     CheckBatch(ctx);
+    CheckMixedBatches(ctx);
   }
   std::vector<Outcome> out;
   for (const std::string& k : keys.properties) out.push_back(ctx.outcomes.at(k));

@@ -6,7 +6,7 @@
 //
 // One file per property family: case_validity.cc (INV-ERR-1, VALID-1), case_support.cc (RANGE-1,
 // SUPP-1, SUPP-2, LIM-1, LIM-2), case_probabilities.cc (FIN-1, NORM-1, PROB-1, SHIFT-1, PERM-1),
-// case_invariance.cc (DET-1, DET-2, BATCH-1).
+// case_invariance.cc (DET-1, DET-2, DET-3, BATCH-1, BATCH-2).
 #ifndef SAMPCERT_PROPERTIES_CASE_CHECK_H_
 #define SAMPCERT_PROPERTIES_CASE_CHECK_H_
 
@@ -69,6 +69,7 @@ void CheckSupportAndLimits(CaseContext& ctx);
 bool CheckProbabilityFamily(CaseContext& ctx);  // false: no probabilities came back
 void CheckDeterminism(CaseContext& ctx);
 void CheckBatch(CaseContext& ctx);
+void CheckMixedBatches(CaseContext& ctx);  // BATCH-2
 // INV-ERR-1 on an invalid row.
 Outcome CheckInvalid(adapters::Sampler& sampler, const RowCase& row, uint64_t seed,
                      const Error& expected);

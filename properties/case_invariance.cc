@@ -1,8 +1,11 @@
-// DET-1, DET-2 and BATCH-1 (SPEC.md section 10): same seed same tokens, another seed another
-// stream, and a row's results independent of the rest of its batch.
+// DET-1, DET-2, DET-3, BATCH-1 and BATCH-2 (SPEC.md section 10): same seed same tokens, another
+// seed or row id another stream, and a row's results independent of the rest of its batch: of
+// two plain companions (BATCH-1), and of batchmates with other parameters, of its duplicates, of
+// the order of the batch and of its size across kernels' dispatch thresholds (BATCH-2).
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "properties/case_check.h"
@@ -80,16 +83,150 @@ std::string BatchProbabilitiesDiffer(CaseContext& ctx, const adapters::Batch& th
   return {};
 }
 
+// BATCH-2 runs on rows of at most this many tokens: its largest batch has 257 rows.
+constexpr std::size_t kBatch2MaxVocab = 1024;
+// The batch sizes of BATCH-2, each one past a size where kernels switch paths (8, 32, 128, 256).
+constexpr std::array<std::size_t, 4> kBatch2Sizes = {9, 33, 129, 257};
+
+// A batchmate of BATCH-2: the case's row under other parameters, with its own row id.
+struct Batchmate {
+  RowCase row;
+  std::string label;
+};
+
+// BATCH-2's batchmates: the row's logits at T = 0, at top_k = 1, under a one-token mask, reversed
+// at T = 1, at top_p = 0.5 and at min_p = 0.5, each where the declaration has the capability
+// and the mate is valid; row ids follow the row's.
+std::vector<Batchmate> Batchmates(const RowCase& row, const adapters::SamplerInfo& info) {
+  std::vector<Batchmate> mates;
+  auto add = [&](uint32_t cap, const char* label, auto&& change) {
+    if (cap != 0 && !info.Has(cap)) return;
+    RowCase m = row;
+    change(m);
+    m.row_id = row.row_id + 1 + mates.size();
+    if (ValidateRow(m.view(), info.policies, 0).code == ErrorCode::kOk) {
+      mates.push_back({std::move(m), label});
+    }
+  };
+  add(SAMPCERT_CAP_TEMPERATURE_ZERO, "T = 0", [](RowCase& m) { m.temperature = 0.0f; });
+  add(SAMPCERT_CAP_TOP_K, "top_k = 1", [](RowCase& m) { m.top_k = 1; });
+  add(SAMPCERT_CAP_MASK, "a one-token mask", [](RowCase& m) {
+    // The largest logit that is not NaN (the last token if none is: then the mate is invalid).
+    std::size_t at = m.vocab() - 1;
+    for (std::size_t i = 0; i < m.vocab(); ++i) {
+      if (!std::isnan(m.Logit(i)) && (std::isnan(m.Logit(at)) || m.Logit(i) > m.Logit(at))) at = i;
+    }
+    m.mask.assign(m.vocab(), 0);
+    m.mask[at] = 1;
+  });
+  add(0, "reversed at T = 1", [](RowCase& m) {
+    m = Reversed(m);
+    m.temperature = 1.0f;
+    m.top_k = 0;
+    m.top_p = 1.0f;
+    m.min_p = 0.0f;
+  });
+  add(SAMPCERT_CAP_TOP_P, "top_p = 0.5", [](RowCase& m) { m.top_p = 0.5f; });
+  add(SAMPCERT_CAP_MIN_P, "min_p = 0.5", [](RowCase& m) { m.min_p = 0.5f; });
+  return mates;
+}
+
+// One batch of BATCH-2: its slots, each the case's row (nullptr) or a batchmate, and its name.
+struct MixedBatch {
+  std::string name;
+  std::vector<const Batchmate*> slots;
+};
+
+// The batches: the row between every batchmate and its own duplicate, the same rows in
+// another order, and each size of kBatch2Sizes with the row at its first, middle and last slot
+// and the batchmates round-robin between.
+std::vector<MixedBatch> MixedBatches(const std::vector<Batchmate>& mates) {
+  std::vector<MixedBatch> batches;
+  MixedBatch mixed{
+      fmt::format("{} rows: the row, every batchmate, the row again", mates.size() + 2), {nullptr}};
+  for (const Batchmate& m : mates) mixed.slots.push_back(&m);
+  mixed.slots.push_back(nullptr);
+  MixedBatch permuted{
+      fmt::format("{} rows: the batchmates in reverse, the row twice", mates.size() + 2), {}};
+  for (auto it = mates.rbegin(); it != mates.rend(); ++it) permuted.slots.push_back(&*it);
+  permuted.slots.insert(permuted.slots.end(), {nullptr, nullptr});
+  batches.push_back(std::move(mixed));
+  batches.push_back(std::move(permuted));
+  for (std::size_t size : kBatch2Sizes) {
+    MixedBatch b{fmt::format("{} rows", size), std::vector<const Batchmate*>(size, nullptr)};
+    for (std::size_t i = 1; i + 1 < size && !mates.empty(); ++i) {
+      if (i != size / 2) b.slots[i] = &mates[i % mates.size()];
+    }
+    batches.push_back(std::move(b));
+  }
+  return batches;
+}
+
+std::string SlotName(const MixedBatch& b, std::size_t slot) {
+  return fmt::format(
+      "slot {} ({}) of a batch of {}", slot,
+      b.slots[slot] == nullptr ? "the row" : "batchmate with " + b.slots[slot]->label, b.name);
+}
+
+// BATCH-2 on one batch: its tokens and probabilities slot by slot against each row alone; ""
+// if equal.
+std::string MixedBatchDiffers(CaseContext& ctx, const MixedBatch& b,
+                              const std::vector<Batchmate>& mates,
+                              const std::vector<std::vector<int64_t>>& alone_tokens,
+                              const std::vector<std::vector<double>>& alone_probs) {
+  const std::size_t v = ctx.row.vocab();
+  adapters::Batch batch{ctx.row.dtype, v, {}};
+  for (const Batchmate* m : b.slots)
+    batch.rows.push_back(m == nullptr ? ctx.row.view() : m->row.view());
+  auto index = [&](const Batchmate* m) {
+    return m == nullptr ? std::size_t{0} : static_cast<std::size_t>(m - mates.data()) + 1;
+  };
+  auto tokens = ctx.sampler.Sample(batch, ctx.seed, 0, kDrawsPerCase);
+  if (!tokens.ok()) return fmt::format("a batch of {}: {}", b.name, tokens.error().message);
+  if (tokens->size() != b.slots.size() * kDrawsPerCase) {
+    return fmt::format("a batch of {} returned the wrong number of tokens", b.name);
+  }
+  CheckRange(ctx, *tokens, fmt::format("drawn in a batch of {} (BATCH-2)", b.name));
+  for (std::size_t s = 0; s < b.slots.size(); ++s) {
+    if (!std::equal(alone_tokens[index(b.slots[s])].begin(), alone_tokens[index(b.slots[s])].end(),
+                    tokens->begin() + static_cast<std::ptrdiff_t>(s * kDrawsPerCase))) {
+      return fmt::format("tokens differ in {} from the same row alone", SlotName(b, s));
+    }
+  }
+  if (alone_probs.empty()) return {};
+  auto probs = ctx.sampler.Probabilities(batch);
+  if (!probs.ok()) return fmt::format("a batch of {}: {}", b.name, probs.error().message);
+  if (probs->size() != b.slots.size() * v) {
+    return fmt::format("a batch of {} returned the wrong number of probabilities", b.name);
+  }
+  for (std::size_t s = 0; s < b.slots.size(); ++s) {
+    const std::vector<double>& alone = alone_probs[index(b.slots[s])];
+    if (alone.size() != v || !std::equal(alone.begin(), alone.end(),
+                                         probs->begin() + static_cast<std::ptrdiff_t>(s * v))) {
+      return fmt::format("probabilities differ in {} from the same row alone", SlotName(b, s));
+    }
+  }
+  return {};
+}
+
+bool Batch2Applies(const RowCase& row, const adapters::SamplerInfo& info) {
+  return info.Has(SAMPCERT_CAP_BATCH) && row.vocab() <= kBatch2MaxVocab;
+}
+
 }  // namespace
 
 std::vector<std::string> InvarianceKeys(const RowCase& row, const ReferenceDistribution& ref,
                                         const adapters::SamplerInfo& info) {
   std::vector<std::string> keys;
   if (info.policies.determinism != Determinism::kNone) keys.emplace_back("DET-1");
-  if (StreamsDistinguishable(ref)) keys.emplace_back("DET-2");
+  if (StreamsDistinguishable(ref)) {
+    keys.emplace_back("DET-2");
+    keys.emplace_back("DET-3");
+  }
   if (info.Has(SAMPCERT_CAP_BATCH) && CompanionsValid(row, info.policies)) {
     keys.emplace_back("BATCH-1");
   }
+  if (Batch2Applies(row, info)) keys.emplace_back("BATCH-2");
   return keys;
 }
 
@@ -108,12 +245,25 @@ void CheckDeterminism(CaseContext& ctx) {
                                   [&](int64_t t) { return t != ctx.tokens.front(); });
   if (!varies) {
     ctx.Set("DET-2", true);
+    ctx.Set("DET-3", true);
     return;
   }
   auto other = ctx.sampler.Sample(batch, ctx.seed ^ 0x5bd1e995u, 0, kDrawsPerCase);
   if (other.ok()) CheckRange(ctx, *other, "drawn with another seed (DET-2)");
   ctx.Set("DET-2", other.ok() && *other != ctx.tokens,
-          "a different seed gave the same 64 tokens (chance below 1e-12)");
+          other.ok() ? "a different seed gave the same 64 tokens (chance below 1e-12)"
+                     : other.error().message);
+  // DET-3: the next row id, same seed (a stream keyed by the seed alone, or by the batch slot,
+  // repeats).
+  RowCase next = ctx.row;
+  next.row_id += 1;
+  auto next_row = ctx.sampler.Sample(OneRow(next), ctx.seed, 0, kDrawsPerCase);
+  if (next_row.ok()) CheckRange(ctx, *next_row, "drawn with the next row id (DET-3)");
+  ctx.Set("DET-3", next_row.ok() && *next_row != ctx.tokens,
+          next_row.ok() ? fmt::format("row ids {} and {} gave the same 64 tokens under one seed "
+                                      "(chance below 1e-12)",
+                                      ctx.row.row_id, next.row_id)
+                        : next_row.error().message);
 }
 
 void CheckBatch(CaseContext& ctx) {
@@ -151,6 +301,37 @@ void CheckBatch(CaseContext& ctx) {
   }
   if (why.empty() && ctx.probs) why = BatchProbabilitiesDiffer(ctx, three, rows);
   ctx.Set("BATCH-1", why.empty(), why);
+}
+
+void CheckMixedBatches(CaseContext& ctx) {
+  const adapters::SamplerInfo& info = ctx.sampler.info();
+  if (!Batch2Applies(ctx.row, info)) return;
+  // Each row alone: index 0 the case's row (its own draws and probabilities), i the mate i - 1.
+  // A batchmate the sampler fails alone is left out: that is its own row's failure (VALID-1,
+  // LIM-1), not the batch's.
+  std::vector<Batchmate> mates;
+  std::vector<std::vector<int64_t>> alone_tokens = {ctx.tokens};
+  std::vector<std::vector<double>> alone_probs;
+  if (ctx.probs) alone_probs.push_back(*ctx.probs);
+  for (Batchmate& m : Batchmates(ctx.row, info)) {
+    auto t = ctx.sampler.Sample(OneRow(m.row), ctx.seed, 0, kDrawsPerCase);
+    if (!t.ok()) continue;
+    CheckRange(ctx, *t, fmt::format("batchmate with {} drawn alone (BATCH-2)", m.label));
+    std::optional<std::vector<double>> p;
+    if (ctx.probs) {
+      auto got = ctx.sampler.Probabilities(OneRow(m.row));
+      if (!got.ok()) continue;
+      p = std::move(*got);
+    }
+    alone_tokens.push_back(std::move(*t));
+    if (p) alone_probs.push_back(std::move(*p));
+    mates.push_back(std::move(m));
+  }
+  std::string why;
+  for (const MixedBatch& b : MixedBatches(mates)) {
+    if (!(why = MixedBatchDiffers(ctx, b, mates, alone_tokens, alone_probs)).empty()) break;
+  }
+  ctx.Set("BATCH-2", why.empty(), why);
 }
 
 }  // namespace sampcert::properties

@@ -41,10 +41,10 @@ Expected<std::vector<int64_t>> Draw(adapters::Sampler& sampler, const RowCase& r
 }
 
 std::optional<Error> DrawMore(adapters::Sampler& sampler, const RowCase& row, uint64_t seed,
-                              uint64_t n, std::vector<int64_t>* tokens) {
+                              uint64_t n, std::vector<int64_t>* tokens, uint64_t offset) {
   const uint64_t chunk = 1 << 20;
   for (uint64_t first = tokens->size(); first < n; first += std::min(chunk, n - first)) {
-    auto got = sampler.Sample(OneRow(row), seed, first, std::min(chunk, n - first));
+    auto got = sampler.Sample(OneRow(row), seed, offset + first, std::min(chunk, n - first));
     if (!got.ok()) return got.error();
     tokens->insert(tokens->end(), got->begin(), got->end());
   }

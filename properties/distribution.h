@@ -26,9 +26,10 @@ Expected<std::vector<int64_t>> Draw(adapters::Sampler& sampler, const RowCase& r
                                     uint64_t n);
 
 // Appends draws tokens->size() .. n-1 of the (seed, row) stream to `tokens`: the draws of a
-// later look extend those of the earlier ones (one stream, SPEC STAT-4).
+// later look extend those of the earlier ones (one stream, SPEC STAT-4). With an offset, the
+// stream's draws offset + tokens->size() .. offset + n - 1 (INDEP-1's later call).
 std::optional<Error> DrawMore(adapters::Sampler& sampler, const RowCase& row, uint64_t seed,
-                              uint64_t n, std::vector<int64_t>* tokens);
+                              uint64_t n, std::vector<int64_t>* tokens, uint64_t offset = 0);
 
 // One look of a distribution test (STAT-3) on draws against the null (the reference
 // renormalized over the kept set): the G-test on cells fixed for this many draws, the score test

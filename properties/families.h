@@ -35,6 +35,7 @@ enum class ItemKind : uint8_t {
   kPrecisionProbe,  // DIST-1 on the precision probe, planned for its own alternative
   kDeviation,       // DEV-1: a declared deviation, reported with its size
   kVerify,          // VER-1..VER-6, VER-INV-1: a speculative-decoding verifier's planned chains
+  kIndependence,    // INDEP-1: pairs of draws (one stream, calls, row ids, seeds) are independent
 };
 
 struct Profile;
@@ -133,6 +134,13 @@ std::vector<results::TestResult> RunTail(const ItemRun& run);
 std::vector<std::pair<std::string, RowCase>> PrecisionProbeRows(DType dtype, uint32_t capabilities);
 void PlanPrecisionProbe(const PlanContext& context, PlanItem* item);
 
+// Independence (independence.cc): INDEP-1, G-tests of independence on pairs of draws of one
+// stream, of a later call, of adjacent row ids and of adjacent seeds, on a planned row.
+std::vector<std::pair<std::string, RowCase>> IndependenceRows(DType dtype, uint32_t capabilities);
+std::string_view IndependenceProperty(const RowCase& row);
+void PlanIndependence(const PlanContext& context, PlanItem* item);
+std::vector<results::TestResult> RunIndependence(const ItemRun& run);
+
 // Deviation (deviation.cc): DEV-1, a declared greedy threshold reported with its size.
 bool DeviationApplies(const adapters::SamplerInfo& info);
 std::vector<results::TestResult> RunDeviation(const ItemRun& run);
@@ -165,8 +173,10 @@ inline constexpr PropertyLine kGeneratedRowsProperties[] = {
     {"SHIFT-1", "adding a constant to the logits changes no probability"},
     {"PERM-1", "permuting the tokens permutes the probabilities"},
     {"BATCH-1", "a row's results do not depend on the rest of the batch"},
+    {"BATCH-2", "nor on batchmates' parameters, duplicates, order or the batch size"},
     {"DET-1", "same seed and row id, same tokens"},
     {"DET-2", "different seeds, different streams"},
+    {"DET-3", "different row ids, different streams"},
     {"PROB-1", "probabilities within the tolerance table of the reference"},
     {"DIST-3", "the generated rows' draws, pooled, follow their references (PIT, score test)"},
 };
@@ -178,6 +188,9 @@ inline constexpr PropertyLine kDistributionProperties[] = {
 };
 inline constexpr PropertyLine kTailProperties[] = {
     {"TAIL-1", "each nested tail set's drawn count matches its reference mass (binomial)"},
+};
+inline constexpr PropertyLine kIndependenceProperties[] = {
+    {"INDEP-1", "draws of one stream, of later calls, adjacent row ids and seeds are independent"},
 };
 inline constexpr PropertyLine kDeviationProperties[] = {
     {"DEV-1", "a declared greedy threshold is reported as a Warning with its size"},
@@ -193,8 +206,8 @@ inline constexpr PropertyLine kVerifyProperties[] = {
     {"VER-INV-1", "an invalid chain returns the right error, naming the chain"},
 };
 
-inline const std::array<Family, 6>& FamilyTable() {
-  static const std::array<Family, 6> table = {{
+inline const std::array<Family, 7>& FamilyTable() {
+  static const std::array<Family, 7> table = {{
       {ItemKind::kGeneratedRows, "deterministic", Placement::kPerDtype, true, false, "ALL",
        kGeneratedRowsProperties, nullptr, nullptr, GeneratedRowsApply, PlanGeneratedRows,
        RunGeneratedRows, GeneratedRowKeys},
@@ -216,6 +229,9 @@ inline const std::array<Family, 6>& FamilyTable() {
        PlanPrecisionProbe,
        RunDistribution,
        PlannedRowKeys},
+      {ItemKind::kIndependence, "independence", Placement::kPerPlannedRow, true, true,
+       "independence", kIndependenceProperties, IndependenceRows, IndependenceProperty, nullptr,
+       PlanIndependence, RunIndependence, PlannedRowKeys},
       {ItemKind::kDeviation, "deviation", Placement::kOncePerPlan, false, false, "deviation",
        kDeviationProperties, nullptr, nullptr, DeviationApplies, nullptr, RunDeviation,
        DeviationKeys},

@@ -17,7 +17,8 @@ namespace {
 
 constexpr ItemKind kAllKinds[] = {ItemKind::kGeneratedRows, ItemKind::kDistribution,
                                   ItemKind::kTail,          ItemKind::kPrecisionProbe,
-                                  ItemKind::kDeviation,     ItemKind::kVerify};
+                                  ItemKind::kDeviation,     ItemKind::kVerify,
+                                  ItemKind::kIndependence};
 
 TEST(Families, EveryKindHasExactlyOneRow) {
   EXPECT_EQ(FamilyTable().size(), std::size(kAllKinds));

@@ -53,10 +53,10 @@ class Results {
 
 // The capability each property needs.
 std::vector<std::pair<std::string, uint32_t>> PropertyNeeds() {
-  return {{"PROB-1", SAMPCERT_CAP_PROBABILITIES},  {"FIN-1", SAMPCERT_CAP_PROBABILITIES},
-          {"NORM-1", SAMPCERT_CAP_PROBABILITIES},  {"SHIFT-1", SAMPCERT_CAP_PROBABILITIES},
-          {"PERM-1", SAMPCERT_CAP_PROBABILITIES},  {"BATCH-1", SAMPCERT_CAP_BATCH},
-          {"LIM-1", SAMPCERT_CAP_TEMPERATURE_ZERO}};
+  return {{"PROB-1", SAMPCERT_CAP_PROBABILITIES}, {"FIN-1", SAMPCERT_CAP_PROBABILITIES},
+          {"NORM-1", SAMPCERT_CAP_PROBABILITIES}, {"SHIFT-1", SAMPCERT_CAP_PROBABILITIES},
+          {"PERM-1", SAMPCERT_CAP_PROBABILITIES}, {"BATCH-1", SAMPCERT_CAP_BATCH},
+          {"BATCH-2", SAMPCERT_CAP_BATCH},        {"LIM-1", SAMPCERT_CAP_TEMPERATURE_ZERO}};
 }
 
 // The properties reported NotSupported (family "*") for a declaration.

@@ -38,15 +38,8 @@ static int32_t choose_defect(const char* config, sampcert_sampler* s, sampcert_e
       "none",          "temperature_1pct", "drop_below_1e-7", "drop_below_2^-24", "even_bands",
       "top_to_second", "bias_v_not_64",    "bf16_probs",      "highest_inf"};
   (void)config;
-  const char* name = getenv("SAMPCERT_DEFECT");
-  if (name == NULL) name = "none";
-  int found = -1;
-  for (int i = 0; i < (int)(sizeof kNames / sizeof kNames[0]); ++i) {
-    if (strcmp(name, kNames[i]) == 0) found = i;
-  }
-  if (found < 0) {
-    return fail(error, SAMPCERT_STATUS_INVALID_ARGUMENT, -1, "unknown SAMPCERT_DEFECT");
-  }
+  const int found = chosen_defect(kNames, (int)(sizeof kNames / sizeof kNames[0]), error);
+  if (found < 0) return SAMPCERT_STATUS_INVALID_ARGUMENT;
   s->state = (enum defect)found;
   return SAMPCERT_STATUS_OK;
 }

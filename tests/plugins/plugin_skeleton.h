@@ -14,9 +14,9 @@
  * The skeleton supplies the entry point with its version negotiation, get_info (the correct
  * sampler's declaration), create and destroy, the sample() batch loop that calls the plug-in's
  * sample_row once per row, and the error plumbing (fail). For sample_row it offers the correct
- * sampler's parts: check_row, token_weight, row_weights, draw_target, first_above,
- * draw_by_prefix_sums and correct_sample_row (defined below in that order). Optional hooks,
- * defined before the include:
+ * sampler's parts: check_row, token_weight, row_weights, stream_bits, draw_target, first_above,
+ * draw_by_prefix_sums and correct_sample_row (defined below in that order); for a PLUGIN_CREATE
+ * that plants a defect, chosen_defect. Optional hooks, defined before the include:
  *
  *   PLUGIN_STATE T           the sampler has a member `T state`, zeroed by create
  *   PLUGIN_CREATE f          int32_t f(const char* config, sampcert_sampler* s, sampcert_error* e):
@@ -26,6 +26,9 @@
  *   PLUGIN_WEIGHT f          double f(const sampcert_sampler* s, float x, float max, float t):
  *                            a token's weight at a finite maximum and temperature > 0
  *   PLUGIN_ON_ERROR f        void f(sampcert_error* e): runs on every error report once written
+ *   PLUGIN_DRAW_BITS f       uint64_t f(const plugin_row* row, uint64_t j): the 64 random bits of
+ *                            the row's draw number first_draw + j (default correct_draw_bits:
+ *                            stream_bits keyed by seed, row id and draw number)
  *   PLUGIN_PROBE             the plug-in probes the host instead of sampling: it declares little
  *                            (version "1", f32 only, uniform greedy ties, not thread-safe), and
  *                            sample() hands it every batch unchecked
@@ -115,6 +118,20 @@ static int32_t fail(sampcert_error* error, int32_t code, int64_t row, const char
 #endif
   }
   return code;
+}
+
+/* For plug-ins with planted defects: the index in names[0..n) of the environment variable
+ * SAMPCERT_DEFECT (names[0], "none", when unset), or -1 after reporting it unknown. Read when
+ * the sampler is created (the runner passes no config string; forked workers inherit the
+ * environment). */
+static inline int chosen_defect(const char* const* names, int n, sampcert_error* error) {
+  const char* name = getenv("SAMPCERT_DEFECT");
+  if (name == NULL) name = names[0];
+  for (int i = 0; i < n; ++i) {
+    if (strcmp(name, names[i]) == 0) return i;
+  }
+  fail(error, SAMPCERT_STATUS_INVALID_ARGUMENT, -1, "unknown SAMPCERT_DEFECT");
+  return -1;
 }
 
 /* The correct sampler's declaration: it samples f32 rows for T >= 0, no masks, no truncation. */
@@ -270,11 +287,24 @@ static inline uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-/* Draw j's target, uniform on (0, total): SplitMix64 keyed by (seed, row id, draw index), so the
- * sampler promises same-seed determinism, not the canonical draw. */
+/* A stream's 64 random bits: SplitMix64 keyed by (seed, row id, draw number), so the sampler
+ * promises same-seed determinism, not the canonical draw. */
+static inline uint64_t stream_bits(uint64_t seed, uint64_t row_id, uint64_t draw) {
+  return splitmix64(seed ^ splitmix64(row_id ^ splitmix64(draw)));
+}
+
+#ifdef PLUGIN_DRAW_BITS
+static uint64_t PLUGIN_DRAW_BITS(const plugin_row* row, uint64_t j);
+#else
+#define PLUGIN_DRAW_BITS correct_draw_bits
+#endif
+static inline uint64_t correct_draw_bits(const plugin_row* row, uint64_t j) {
+  return stream_bits(row->seed, row->in->row_id, row->first_draw + j);
+}
+
+/* Draw j's target, uniform on (0, total). */
 static inline double draw_target(const plugin_row* row, uint64_t j, double total) {
-  const uint64_t bits =
-      splitmix64(row->seed ^ splitmix64(row->in->row_id ^ splitmix64(row->first_draw + j)));
+  const uint64_t bits = PLUGIN_DRAW_BITS(row, j);
   return ((double)(bits >> 11) + 0.5) * 0x1p-53 * total;
 }
 
