@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,12 @@ std::vector<std::string> SupportKeys(const ReferenceDistribution& ref);
 std::vector<std::string> ProbabilityKeys(const RowCase& row, const adapters::SamplerInfo& info);
 std::vector<std::string> InvarianceKeys(const RowCase& row, const ReferenceDistribution& ref,
                                         const adapters::SamplerInfo& info);
+
+// Whether a sampler returned the same probabilities twice (BATCH-1, BATCH-2): equal values, a NaN
+// matching a NaN (its payload aside). A NaN a sampler returns for a row is FIN-1's failure on that
+// row; the same NaN in a batch and alone is no batch dependence (llama.cpp returns NaN for every
+// token at T = 0 after top-p, alone and batched alike).
+bool SameProbabilities(std::span<const double> a, std::span<const double> b);
 
 // Row transformations the invariance properties use.
 RowCase Reversed(const RowCase& row);

@@ -13,6 +13,12 @@
 #include "sampcert/sampler_abi.h"
 
 namespace sampcert::properties {
+
+bool SameProbabilities(std::span<const double> a, std::span<const double> b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](double x, double y) { return x == y || (std::isnan(x) && std::isnan(y)); });
+}
+
 namespace {
 
 // DET-2 applies where two independent 64-token streams of the reference collide with chance
@@ -75,7 +81,7 @@ std::string BatchProbabilitiesDiffer(CaseContext& ctx, const adapters::Batch& th
       alone = std::move(*p);
     }
     if (alone.size() != v ||
-        !std::equal(alone.begin(), alone.end(), pb->begin() + static_cast<std::ptrdiff_t>(r * v))) {
+        !SameProbabilities(alone, std::span<const double>(*pb).subspan(r * v, v))) {
       return fmt::format(
           "probabilities differ inside a batch (row {} of 3 against the same row alone)", r);
     }
@@ -201,8 +207,8 @@ std::string MixedBatchDiffers(CaseContext& ctx, const MixedBatch& b,
   }
   for (std::size_t s = 0; s < b.slots.size(); ++s) {
     const std::vector<double>& alone = alone_probs[index(b.slots[s])];
-    if (alone.size() != v || !std::equal(alone.begin(), alone.end(),
-                                         probs->begin() + static_cast<std::ptrdiff_t>(s * v))) {
+    if (alone.size() != v ||
+        !SameProbabilities(alone, std::span<const double>(*probs).subspan(s * v, v))) {
       return fmt::format("probabilities differ in {} from the same row alone", SlotName(b, s));
     }
   }
