@@ -107,6 +107,18 @@ std::vector<std::pair<std::string, RowCase>> DistributionRows(DType dtype, uint3
   if (caps & SAMPCERT_CAP_TOP_P) {
     rows.emplace_back("top_p_V200", Truncated(dtype, 4, 107, 0, 0.8f, 0.0f));
   }
+  if ((caps & SAMPCERT_CAP_TOP_K) && (caps & SAMPCERT_CAP_TOP_P)) {
+    // Two truncation steps on one row, each cutting (issue 19): logits -0.05 j in a scrambled
+    // order, T = 1. top-k keeps the 16 most probable, 0.574 of the mass; top-p 0.5 measured on
+    // what top-k kept keeps 7 (cumulative 0.471, then 0.536), measured on the mass before top-k
+    // (no renormalization between the steps) it keeps 14: no cut is near a rounding band.
+    std::vector<float> x(64);
+    for (std::size_t j = 0; j < x.size(); ++j) x[(j * 37) % 64] = -0.05f * static_cast<float>(j);
+    RowCase r = MakeRow(dtype, x, 1.0f, 112);
+    r.top_k = 16;
+    r.top_p = 0.5f;
+    rows.emplace_back("top_k_top_p_V64", std::move(r));
+  }
   if (caps & SAMPCERT_CAP_TOP_K) rows.emplace_back("top_k_near_tie_V200", TopKNearTie(dtype));
   if (caps & SAMPCERT_CAP_TOP_P) rows.emplace_back("top_p_on_cumsum_V8", TopPOnCumsum(dtype));
   if (caps & SAMPCERT_CAP_MIN_P) {
