@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -97,7 +98,7 @@ class ExecChild {
   bool Send(const std::string& data, Clock::time_point deadline, std::string* why);
   bool Receive(ReplyParser* reply, Clock::time_point deadline, std::string* why);
   bool WaitIo(int fd, short events, Clock::time_point deadline, std::string* why);
-  std::string KillAndDescribe();
+  std::string KillAndDescribe(ExitStatus* end = nullptr);
   std::string StderrTail() const;
 
   std::string command_;
@@ -205,11 +206,12 @@ bool ExecChild::Receive(ReplyParser* reply, Clock::time_point deadline, std::str
   return true;
 }
 
-// Kills (if still running) and reaps the child; says how it ended.
-std::string ExecChild::KillAndDescribe() {
+// Kills (if still running) and reaps the child; says how it ended (and gives its status to *end).
+std::string ExecChild::KillAndDescribe(ExitStatus* end) {
   if (!process_.running()) return "";
   // A child that closed its pipes is usually exiting: give it a moment to report its status.
   const ExitStatus e = process_.Terminate(std::chrono::milliseconds(200));
+  if (end != nullptr) *end = e;
   if (e.killed) return "; the process was killed";
   if (e.reaped && WIFEXITED(e.status)) {
     return fmt::format("; the process exited with status {}", WEXITSTATUS(e.status));
@@ -221,8 +223,29 @@ std::string ExecChild::KillAndDescribe() {
   return "";
 }
 
+// A host with a finite CPU limit (RLIMIT_CPU) is a runner's worker, and the limit is its plan
+// item's CPU time (--item-timeout). The sampler's process inherits it: when that process dies of
+// SIGXCPU (or of SIGKILL at the hard limit), the item's CPU time is used up, and the host ends
+// the same way, so that the runner records a Timeout (the item did not finish), never a failure
+// of the sampler's later calls.
+void EndHostWhenItsCpuTimeIsUsedUp(const ExitStatus& child) {
+  rlimit cpu{};
+  if (!child.reaped || child.killed || !WIFSIGNALED(child.status) ||
+      getrlimit(RLIMIT_CPU, &cpu) != 0 || cpu.rlim_cur == RLIM_INFINITY) {
+    return;
+  }
+  const int sig = WTERMSIG(child.status);
+  if (sig != SIGXCPU && !(sig == SIGKILL && child.cpu_s >= static_cast<double>(cpu.rlim_cur))) {
+    return;
+  }
+  ::signal(SIGXCPU, SIG_DFL);
+  raise(SIGXCPU);
+}
+
 int32_t ExecChild::Fail(const std::string& what, const char* call_name, sampcert_error* err) {
-  const std::string how = KillAndDescribe();
+  ExitStatus end;
+  const std::string how = KillAndDescribe(&end);
+  EndHostWhenItsCpuTimeIsUsedUp(end);
   dead_ = true;
   dead_reason_ = fmt::format("exec sampler '{}': {} (in {}){}{}", command_, what, call_name, how,
                              StderrTail());

@@ -7,7 +7,8 @@ Usage: exec_sampler_test.py SAMPCERT NUMPY_PYTHON REPO_DIR WORK_DIR [quick]
   refuses an unknown config, naming it), and the report records sampler.config / sampler.exec.
 - a deliberately broken Python sampler: a stray print is harmless; an exception, a crash, an
   exit, garbage on the reply fd, a stall (SAMPCERT_EXEC_TIMEOUT), a row error and a wrong token
-  count each give the right status and message, never a hang.
+  count each give the right status and message, never a hang; a child that computes past the
+  item's CPU time makes the item a Timeout, not a Fail.
 - with "quick" (only that): the numpy example passes `sampcert run --profile quick` (isolated workers).
 Exit 77 (skipped) when NUMPY_PYTHON is empty (no python with numpy), unless CI=true.
 """
@@ -91,6 +92,17 @@ if not quick:
         statuses = [r["status"] for r in results if r["property"] != "ABI-1"]
         check(f"run with a '{mode}' sampler: {status} ({secs:.1f} s)",
               rc == 1 and statuses == [status] and text in out and secs < 60, out)
+    # A child that computes past the item's CPU time (the RLIMIT_CPU it inherits from the
+    # worker: SIGXCPU) used up the item's time: the item is a Timeout, as when a plug-in
+    # computes in the worker itself, never a Fail of the sampler's later calls.
+    out_dir = os.path.join(work, "run_spin")
+    rc, out, secs = run("run", "--sampler", broken, "--sampler-config", "spin", "--profile",
+                        "quick", "--item", "f32/flat_V64", "--item-timeout", "3", "--out",
+                        out_dir, timeout=120)
+    results = json.load(open(os.path.join(out_dir, "report.json")))["results"]
+    statuses = [r["status"] for r in results if r["property"] != "ABI-1"]
+    check(f"run with a sampler that spins past --item-timeout: Timeout ({secs:.1f} s)",
+          rc == 1 and statuses and set(statuses) == {"Timeout"} and "CPU time" in out, out)
     minimal = open(f"{repo}/adapters/python/examples/minimal_sampler.py").read()
     protocol = open(f"{repo}/adapters/python/PROTOCOL.md").read()
     check("PROTOCOL.md embeds examples/minimal_sampler.py verbatim",

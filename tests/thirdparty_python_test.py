@@ -4,7 +4,8 @@
 Usage: thirdparty_python_test.py SAMPCERT PYTHON MODULES SERVER EXPECT OUT_DIR PROFILE [ARG...]
        thirdparty_python_test.py --unittest PYTHON MODULES TEST_DIR
 
-Runs `sampcert run --sampler exec:'PYTHON SERVER ARG...' --profile PROFILE --expect EXPECT`;
+Runs `sampcert run --sampler exec:'PYTHON SERVER ARG...' --profile PROFILE --expect EXPECT
+--item-timeout 1200`;
 the result is sampcert's: 0 when every result is what EXPECT pins (a FIX, REGRESSION or
 DIFFERENCE fails). MODULES (comma-separated, e.g. "torch,transformers") must import in PYTHON
 (the virtual environment .ci/install-deps makes); when they do not, the test is skipped
@@ -33,8 +34,12 @@ if unit:
     sys.exit(subprocess.run([python, "-m", "unittest", "discover", "-v", "-s", test_dir, "-p",
                              "*_test.py"]).returncode)
 command = " ".join(shlex.quote(w) for w in [python, server, *args])
+# The item limit (CPU seconds, the worker's and, separately, the sampler process's) is 1200,
+# not the default 300: an interpreted sampler pays every row of a deterministic item in Python
+# (transformers f16's used 176 CPU-s here, and past 300 on a slower CI machine, where the item
+# became a Timeout). The limit guards against a hang; it must not decide what a run certifies.
 cmd = [sampcert, "run", "--sampler", f"exec:{command}", "--profile", profile, "--jobs", "2",
-       "--expect", expect, "--out", out_dir]
+       "--item-timeout", "1200", "--expect", expect, "--out", out_dir]
 print("$", " ".join(shlex.quote(w) for w in cmd), flush=True)
 t = time.monotonic()
 p = subprocess.run(cmd, capture_output=True, text=True)

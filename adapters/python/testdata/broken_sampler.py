@@ -1,7 +1,8 @@
 """A deliberately broken protocol sampler for tests/exec_sampler_test.py. --sampler-config picks
 how sample() misbehaves: print (stray prints, then a correct answer), raise (an exception),
 crash (SIGSEGV), exit (exits mid-call), garbage (junk on the reply fd), stall (never answers),
-row-error (a SamplerError naming row 0), wrong-count (too few tokens)."""
+row-error (a SamplerError naming row 0), wrong-count (too few tokens), spin (computes forever:
+the CPU limit it inherits from a runner's worker ends it)."""
 
 import os
 import signal
@@ -41,6 +42,9 @@ def sample(batch, seed, first_draw, draws_per_row):
         time.sleep(60)
     if mode == "stall":
         time.sleep(3600)
+    if mode == "spin":
+        while True:
+            pass
     if mode == "row-error":
         raise sp.SamplerError(sp.INVALID_TOP_P, "row 0: top_p is wrong (from python)", 0)
     if mode == "wrong-count":
