@@ -36,8 +36,8 @@ if unit:
 command = " ".join(shlex.quote(w) for w in [python, server, *args])
 # The item limit (CPU seconds, the worker's and, separately, the sampler process's) is 1200,
 # not the default 300: an interpreted sampler pays every row of a deterministic item in Python
-# (transformers f16's used 176 CPU-s here, and past 300 on a slower CI machine, where the item
-# became a Timeout). The limit guards against a hang; it must not decide what a run certifies.
+# (transformers f16's used 176 CPU-s here, and past 300 on a slower CI machine, where SIGXCPU
+# killed it). The limit guards against a hang; it must not decide what a run certifies.
 cmd = [sampcert, "run", "--sampler", f"exec:{command}", "--profile", profile, "--jobs", "2",
        "--item-timeout", "1200", "--expect", expect, "--out", out_dir]
 print("$", " ".join(shlex.quote(w) for w in cmd), flush=True)
