@@ -8,6 +8,7 @@
 #include <set>
 
 #include "properties/case_check.h"
+#include "properties/coverage.h"
 #include "properties/families.h"
 #include "properties/generators.h"
 #include "properties/portable_random.h"
@@ -74,10 +75,14 @@ struct GeneratedCase {
   int index;
   uint64_t seed;
   rc::Shrinkable<RowCase> shrinkable;
+  // A design row (coverage.h): its index in the design (else -1), and the design.
+  int64_t design_row = -1;
+  const Design* design = nullptr;
 };
 
-// The cases of an item, in plan order: case i's seed is a fixed function of the plan's seed,
-// the dtype and i, so `--case i` regenerates exactly the row the full run saw.
+// The cases of an item, in plan order: the profile's generated rows, then the rows of the
+// dtype's covering design (family "design"). Case i's seed is a fixed function of the plan's
+// seed, the dtype and i, so `--case i` regenerates exactly the row the full run saw.
 template <typename F>
 void ForEachCase(const Plan& plan, const PlanItem& item, const adapters::SamplerInfo& info,
                  int64_t only_case, F&& f) {
@@ -88,12 +93,35 @@ void ForEachCase(const Plan& plan, const PlanItem& item, const adapters::Sampler
   cfg.max_vocab = plan.profile.max_vocab;
   const rc::Gen<RowCase> gen = GenRow(cfg);
   const int n = plan.profile.valid_cases_per_dtype;
-  const int first = only_case >= 0 ? static_cast<int>(only_case) : 0;
-  const int end = only_case >= 0 ? std::min(n, first + 1) : n;
+  const Design design = MakeDesign(dtype, info, DesignOptionsOf(plan.profile));
+  const int total = n + static_cast<int>(design.rows.size());
+  const int first = only_case >= 0 ? static_cast<int>(std::min<int64_t>(only_case, total)) : 0;
+  const int end = only_case >= 0 ? std::min(total, first + 1) : total;
   for (int i = first; i < end; ++i) {
     const uint64_t case_seed = Mix(Mix(plan.seed, static_cast<uint64_t>(dtype) + 1), i);
-    f(GeneratedCase{i, case_seed, gen(rc::Random(case_seed), 100)});
+    if (i < n) {
+      f(GeneratedCase{i, case_seed, gen(rc::Random(case_seed), 100)});
+      continue;
+    }
+    // A design row is not shrunk: its classes are the point.
+    const auto j = static_cast<std::size_t>(i - n);
+    f(GeneratedCase{i, case_seed,
+                    rc::shrinkable::just(RealizeDesignRow(design, j, dtype, info, case_seed)),
+                    static_cast<int64_t>(j), &design});
   }
+}
+
+// The draws of a valid case that DIST-3 pools: a generated row's kDrawsPerCase (the case's own,
+// `tokens`), a design row's design_draws_per_row from a stream of its own (`reseed` picks a fresh
+// one for the re-run). Empty when the sampler returns none.
+std::vector<int64_t> PooledDraws(adapters::Sampler& sampler, const Plan& plan,
+                                 const GeneratedCase& c, const RowCase& row, uint64_t seed,
+                                 const std::vector<int64_t>* tokens) {
+  if (c.design_row < 0 && tokens != nullptr) return *tokens;
+  const uint64_t draws =
+      c.design_row < 0 ? kDrawsPerCase : std::max<uint64_t>(1, plan.profile.design_draws_per_row);
+  auto drawn = sampler.Sample(OneRow(row), seed, 0, draws);
+  return drawn.ok() ? std::move(*drawn) : std::vector<int64_t>{};
 }
 
 // Greedy shrinking (RapidCheck's own strategy): take the first shrink that still fails
@@ -159,8 +187,8 @@ void AddPooledResults(const ItemRun& run, const PooledDistribution& pooled,
       const Expected<ReferenceDistribution> ref = ComputeReference(row.view(), info.policies);
       if (!ref.ok()) return;
       const uint64_t seed = Mix(c.seed, 1);
-      auto tokens = sampler.Sample(OneRow(row), seed, 0, kDrawsPerCase);
-      if (tokens.ok()) again.Add(*ref, *tokens, seed, c.index, row.family);
+      const std::vector<int64_t> tokens = PooledDraws(sampler, plan, c, row, seed, nullptr);
+      if (!tokens.empty()) again.Add(*ref, tokens, seed, c.index, row.family);
     });
     PlanItem rerun = item;
     rerun.level = item.rerun_level * share;
@@ -219,7 +247,12 @@ void AddPooledResults(const ItemRun& run, const PooledDistribution& pooled,
 
 bool GeneratedRowsApply(const adapters::SamplerInfo&) { return true; }
 
-void PlanGeneratedRows(const PlanContext&, PlanItem* item) {
+void PlanGeneratedRows(const PlanContext& context, PlanItem* item) {
+  // The dtype's covering design is part of the plan (REPRO-1): its size and digest.
+  const Design design =
+      MakeDesign(DTypeFromName(item->dtype), context.info, DesignOptionsOf(context.profile));
+  item->design_rows = design.rows.size();
+  item->design_digest = FixedHash(design.Canonical());
   // DIST-3: four sub-tests on the generated rows' own draws (64 per row, one look): the PIT
   // histogram, its top bin, the score test and the positions inside ties; a suspicious first
   // look is re-run on fresh draws of the same rows at the reserve's share.
@@ -248,11 +281,23 @@ std::vector<TestResult> RunGeneratedRows(const ItemRun& run) {
   std::map<int64_t, std::set<std::string>> failed_by_case;  // to link a DIST-3 failure's rows
   ForEachCase(plan, item, info, only_case, [&](const GeneratedCase& c) {
     const RowCase row = c.shrinkable.value();
-    const std::vector<std::string> tags = EdgeTags(row);
+    std::vector<std::string> tags = EdgeTags(row);
+    std::vector<std::string> excluded;
+    if (c.design != nullptr) {
+      for (std::string& t : DesignRowTags(*c.design, static_cast<std::size_t>(c.design_row),
+                                          DTypeFromName(item.dtype))) {
+        tags.push_back(std::move(t));
+      }
+      excluded = ExcludedTags(*c.design);
+    }
     const auto start = std::chrono::steady_clock::now();
     const DrawsHook hook = [&](const ReferenceDistribution& ref, const std::vector<int64_t>& t) {
-      pooled.Add(ref, t, c.seed, c.index, row.family);
-      pooled_by_family[row.family].Add(ref, t, c.seed, c.index, row.family);
+      // A design row's pooled draws come from a stream of their own (Mix(seed, 2)).
+      const uint64_t seed = c.design_row < 0 ? c.seed : Mix(c.seed, 2);
+      const std::vector<int64_t> drawn = PooledDraws(sampler, plan, c, row, seed, &t);
+      if (drawn.empty()) return;
+      pooled.Add(ref, drawn, seed, c.index, row.family);
+      pooled_by_family[row.family].Add(ref, drawn, seed, c.index, row.family);
     };
     const std::vector<Outcome> outcomes =
         CheckCase(sampler, row, c.seed, only_case < 0 ? &hook : nullptr);
@@ -269,6 +314,12 @@ std::vector<TestResult> RunGeneratedRows(const ItemRun& run) {
       ++r.cases;
       r.seconds += took / static_cast<double>(outcomes.size());
       for (const std::string& t : tags) ++r.coverage[t];
+      if (c.design != nullptr) {
+        // The batch and identity classes this property covers on the row, and the classes the
+        // declaration excludes (count 0, the reason in the tag): the report's coverage table.
+        for (const std::string& t : PropertyClassTags(o.property)) ++r.coverage[t];
+        for (const std::string& t : excluded) r.coverage.emplace(t, 0);
+      }
       if (o.error > r.worst_error || r.worst_input.empty()) {
         r.worst_error = std::max(r.worst_error, o.error);
         r.worst_input = Describe(row);

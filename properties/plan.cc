@@ -34,11 +34,14 @@ bool ProfileByName(const std::string& name, Profile* out) {
   // quick: a smoke run in seconds; standard: the certification profile (TV 0.01 at power 0.9);
   // full: more cases, larger rows, more draws.
   if (name == "quick") {
-    *out = Profile{"quick", 40, 4096, 0.05, 1 << 16, 1e-3, 0.2, 100, 1 << 20, 8, 0.5};
+    *out =
+        Profile{"quick", 40, 4096, 0.05, 1 << 16, 1e-3, 0.2, 100, 1 << 20, 8, 0.5, 20, true, 1024};
   } else if (name == "standard") {
-    *out = Profile{"standard", 300, 262144, 0.01, 1 << 20, 1e-3, 0.2, 400, 1 << 21, 8, 0.2};
+    *out = Profile{"standard", 300,     262144, 0.01, 1 << 20, 1e-3, 0.2,
+                   400,        1 << 21, 8,      0.2,  20,      true, 1024};
   } else if (name == "full") {
-    *out = Profile{"full", 2000, 262144, 0.005, 1 << 22, 1e-3, 0.2, 2000, 1 << 23, 32, 0.1};
+    *out = Profile{"full", 2000,    262144, 0.005, 1 << 22, 1e-3, 0.2,
+                   2000,   1 << 23, 32,     0.1,   20,      true, 4096};
   } else {
     return false;
   }
@@ -232,11 +235,12 @@ Plan MakePlan(const Profile& profile, const adapters::SamplerInfo& info, uint64_
 std::string PlanVersion(const Plan& plan) {
   const Profile& p = plan.profile;
   std::string canonical = fmt::format(
-      "plan-v3|{}|{}|{}|{}|{:.17g}|{}|{}|{}|{:.17g}|{:.17g}|{:.17g}|{:.17g}|{}|{}|{}|{:.17g}",
+      "plan-v4|{}|{}|{}|{}|{:.17g}|{}|{}|{}|{:.17g}|{:.17g}|{:.17g}|{:.17g}|{}|{}|{}|{}|{}|{:.17g}",
       p.name, p.valid_cases_per_dtype, p.max_vocab, p.max_draws, p.required_tv, p.shrink_steps,
       p.shrink_work, p.shrink_failures, p.false_alarm_budget, p.rerun_reserve,
-      p.required_tail_change, p.draw_time_target_s, plan.seed, plan.items.size(),
-      plan.options.max_draws, plan.draw_cost_ns_per_token);
+      p.required_tail_change, p.draw_time_target_s, p.design_truncation_triples,
+      p.design_draws_per_row, plan.seed, plan.items.size(), plan.options.max_draws,
+      plan.draw_cost_ns_per_token);
   for (const PlanItem& it : plan.items) {
     canonical += fmt::format("|{}:{}:{}:{:.17g}:{:.17g}:{}:{}:{}:{}:{}:{}", FamilyOf(it.kind).name,
                              it.dtype, it.name, it.level, it.rerun_level, it.seed, it.draws,
@@ -247,6 +251,7 @@ std::string PlanVersion(const Plan& plan) {
     for (std::size_t k = 0; k < it.rerun_looks.size(); ++k) {
       canonical += fmt::format(":r{}@{:.17g}", it.rerun_looks[k], it.rerun_look_levels[k]);
     }
+    if (it.design_rows > 0) canonical += fmt::format(":d{}:{}", it.design_rows, it.design_digest);
     // Per-class requirements (TOL-7) only where set, so that fp32 plans keep their digests.
     if (it.required_tv > 0 || it.required_tail_change > 0) {
       canonical += fmt::format(":{:.17g}:{:.17g}", it.required_tv, it.required_tail_change);
@@ -266,6 +271,13 @@ std::string DescribePlan(const Plan& plan) {
   uint64_t total = 0, required = 0, rerun = 0;
   std::size_t capped = 0;
   for (const PlanItem& it : plan.items) {
+    if (it.kind == ItemKind::kGeneratedRows) {
+      out += fmt::format(
+          "{:<13} {:<28} {} generated rows and {} design rows (covering design {:016x}; {} "
+          "draws per design row into DIST-3)\n",
+          FamilyOf(it.kind).name, it.Id(), plan.profile.valid_cases_per_dtype, it.design_rows,
+          it.design_digest, plan.profile.design_draws_per_row);
+    }
     if (!FamilyOf(it.kind).drawn) continue;
     total += it.draws;
     required += it.required_draws;

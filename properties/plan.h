@@ -37,6 +37,11 @@ struct Profile {
   // declaring its cost (draw_cost_ns_per_token) gets at most target / (cost x V) draws per test
   // on a row of V tokens; tests that cannot reach their power with them are Inconclusive.
   double draw_time_target_s = 20;
+  // The covering design (coverage.h): whether it covers the truncation axes' triples as well as
+  // every pair, and the draws of each valid design row pooled into DIST-3 (its own family,
+  // "design", and the test over all rows).
+  bool design_truncation_triples = true;
+  uint64_t design_draws_per_row = 1024;
 };
 bool ProfileByName(const std::string& name, Profile* out);
 
@@ -91,6 +96,10 @@ struct PlanItem {
   // class's null. 0: the profile's requirement.
   double required_tv = 0;
   double required_tail_change = 0;
+  // Generated-rows items: the rows of the dtype's covering design (coverage.h) and its digest
+  // (FixedHash of Design::Canonical), so that a change of the design changes the plan.
+  uint64_t design_rows = 0;
+  uint64_t design_digest = 0;
   std::string Id() const {
     return dtype + "/" + (name.empty() ? std::string(FamilyOf(kind).name) : name);
   }

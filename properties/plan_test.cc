@@ -10,6 +10,7 @@
 #include <set>
 
 #include "properties/conformance.h"
+#include "properties/coverage.h"
 #include "properties/distribution.h"
 #include "properties/generators.h"
 #include "properties/portable_random.h"
@@ -38,6 +39,21 @@ TEST(Plan, VersionFollowsWhatThePlanFixes) {
   adapters::SamplerInfo fewer = info;
   fewer.capabilities &= ~SAMPCERT_CAP_TOP_P;
   EXPECT_NE(v, PlanVersion(MakePlan(quick, fewer, 1)));
+  // The covering design is part of the plan (COV-1): its strength, its draws and its rows.
+  Profile pairs_only = quick;
+  pairs_only.design_truncation_triples = false;
+  const Plan pairs_plan = MakePlan(pairs_only, info, 1);
+  EXPECT_NE(v, PlanVersion(pairs_plan));
+  EXPECT_LT(pairs_plan.items.front().design_rows,
+            MakePlan(quick, info, 1).items.front().design_rows);
+  Profile fewer_draws = quick;
+  fewer_draws.design_draws_per_row /= 2;
+  EXPECT_NE(v, PlanVersion(MakePlan(fewer_draws, info, 1)));
+  Plan other_design = MakePlan(quick, info, 1);
+  ASSERT_EQ(other_design.items.front().kind, ItemKind::kGeneratedRows);
+  EXPECT_GT(other_design.items.front().design_rows, 0u);
+  other_design.items.front().design_digest ^= 1;
+  EXPECT_NE(v, PlanVersion(other_design));
   // Every statistical item has its draws and seed in the plan.
   for (const PlanItem& it : MakePlan(standard, info, 1).items) {
     if (FamilyOf(it.kind).drawn) {
@@ -213,8 +229,10 @@ TEST(Plan, CappedTestIsInconclusiveNeverPass) {
 
 // Generated rows from the raw 64-bit stream with portable mappings only: these digests are the
 // same on every machine and standard library. A change here changes every plan's rows: bump
-// "plan-v1" in PlanVersion with it, and regenerate the expectations that depend on rows. It
-// changed when the planned row top_k_top_p_V64 was added.
+// "plan-v1" in PlanVersion with it, and regenerate the expectations that depend on rows. The
+// digest covers the covering design's realized rows too (coverage.h; it changed when the design
+// rows were added, plan-v4): a change of the coverage model, of the construction or of a class's
+// realization changes it. It changed again when the planned row top_k_top_p_V64 was added.
 TEST(Plan, GeneratedAndPlannedRowsArePinned) {
   uint64_t h = 0;
   for (DType d : {DType::kF32, DType::kF16, DType::kBF16}) {
@@ -231,8 +249,19 @@ TEST(Plan, GeneratedAndPlannedRowsArePinned) {
       for (uint32_t b : r.bits32) h = Mix(h, b);
       for (uint16_t b : r.bits16) h = Mix(h, b);
     }
+    adapters::SamplerInfo all;
+    all.capabilities = 0xffffffffu;
+    const Design design = MakeDesign(d, all, DesignOptions{4096, true});
+    h = Mix(h, FixedHash(design.Canonical()));
+    for (std::size_t j = 0; j < design.rows.size(); ++j) {
+      const RowCase r = RealizeDesignRow(design, j, d, all, Mix(7, j));
+      h = Mix(h, FixedHash(Describe(r)));
+      for (uint32_t b : r.bits32) h = Mix(h, b);
+      for (uint16_t b : r.bits16) h = Mix(h, b);
+      for (uint8_t b : r.mask) h = Mix(h, b);
+    }
   }
-  EXPECT_EQ(h, 7095375859836672377u) << "row digest " << h;
+  EXPECT_EQ(h, 7879407773262887014u) << "row digest " << h;
 }
 
 // Issue 9: the boundary rows put a may-keep token in front of DIST-2 under each built-in's
