@@ -21,6 +21,7 @@
 
 #include "adapters/sampler.h"
 #include "properties/row_case.h"
+#include "results/test_result.h"
 
 namespace sampcert::properties {
 
@@ -118,8 +119,8 @@ std::vector<std::string> ExcludedTags(const Design& design);
 std::vector<std::string> PropertyClassTags(std::string_view property);
 
 inline constexpr std::string_view kDesignFamily = "design";
-inline constexpr std::string_view kClassTagPrefix = "class:";
-inline constexpr std::string_view kExcludedTagPrefix = "excluded:";
+inline constexpr std::string_view kClassTagPrefix = results::kCoverageClassTag;
+inline constexpr std::string_view kExcludedTagPrefix = results::kCoverageExcludedTag;
 
 }  // namespace sampcert::properties
 

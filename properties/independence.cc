@@ -14,6 +14,7 @@
 #include <cmath>
 
 #include "properties/case_check.h"
+#include "properties/coverage.h"
 #include "properties/distribution.h"
 #include "properties/draw_planning.h"
 #include "properties/families.h"
@@ -225,6 +226,8 @@ double StateIndependencePower(const ItemRun& ctx, const IndependenceLook& last, 
 
 std::vector<TestResult> RunIndependence(const ItemRun& ctx) {
   TestResult r = ctx.base;
+  // The identity classes of the coverage model (COV-1) this planned row covers.
+  for (const std::string& tag : PropertyClassTags("INDEP-1")) r.coverage[tag] = 1;
   StatisticalTest<IndependenceLook> test;
   test.run = [&](uint64_t seed, const std::vector<uint64_t>& looks,
                  const std::vector<double>& levels, IndependenceRun* out) {

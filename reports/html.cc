@@ -233,7 +233,15 @@ std::string CoverageChart(const Report& report) {
   std::map<std::string, uint64_t> tags;
   for (const TestResult& r : report.results) {
     if (r.property != "RANGE-1" && r.property != "INV-ERR-1") continue;
-    for (const auto& [tag, n] : r.coverage) tags[tag] += n;
+    for (const auto& [tag, n] : r.coverage) {
+      // The coverage model's tags have their own section (CoverageSection).
+      const std::string_view t = tag;
+      if (t.starts_with(results::kCoverageClassTag) ||
+          t.starts_with(results::kCoverageExcludedTag)) {
+        continue;
+      }
+      tags[tag] += n;
+    }
   }
   if (tags.empty()) return "<p>No generated rows in this report.</p>";
   uint64_t top = 1;
@@ -255,6 +263,46 @@ std::string CoverageChart(const Report& report) {
       "coverage\">{}</svg><figcaption>Generated rows per edge case (all dtypes).</figcaption>"
       "</figure>",
       w, h, bars);
+}
+
+// The coverage model's table (SPEC COV-1), one line per axis: each class the design rows
+// exercised with its rows (the properties and their rows on hover), then the excluded classes
+// grouped by the declaration's reason.
+std::string CoverageSection(const Report& report) {
+  const std::vector<CoverageCell> cells = CoverageTable(report.results);
+  if (cells.empty()) return "<p>No design rows in this report.</p>";
+  std::map<std::string, std::string> exercised;
+  std::map<std::string, std::map<std::string, std::string>> excluded;  // axis, reason: classes
+  for (const CoverageCell& c : cells) {
+    if (c.rows_by_property.empty()) {
+      std::string& classes = excluded[c.axis][c.excluded];
+      classes += (classes.empty() ? "" : ", ") + E(c.cls);
+      continue;
+    }
+    uint64_t rows = 0;
+    std::string title;
+    for (const auto& [property, n] : c.rows_by_property) {
+      rows = std::max(rows, n);
+      title += fmt::format("{}{}: {} rows", title.empty() ? "" : ", ", property, n);
+    }
+    exercised[c.axis] +=
+        fmt::format("{}<span title=\"{}\">{}&nbsp;&times;{}</span>",
+                    exercised[c.axis].empty() ? "" : " ", E(title), E(c.cls), rows);
+  }
+  std::set<std::string> axes;
+  for (const CoverageCell& c : cells) axes.insert(c.axis);
+  std::string html =
+      "<table class=\"coverage\"><tr><th>axis</th><th>exercised: class &times;rows (the "
+      "properties on hover)</th><th>excluded by the declaration</th></tr>\n";
+  for (const std::string& axis : axes) {
+    std::string why;
+    for (const auto& [reason, classes] : excluded[axis]) {
+      why += fmt::format("{}{}: {}", why.empty() ? "" : "<br>", E(reason), classes);
+    }
+    html += fmt::format("<tr><th>{}</th><td>{}</td><td class=\"muted\">{}</td></tr>\n", E(axis),
+                        exercised[axis], why);
+  }
+  return html + "</table>\n";
 }
 
 // The top of the page: each root cause (root_causes.h) with its count, where it shows, its
@@ -487,6 +535,7 @@ std::string RenderHtml(const Report& report) {
   html += "<h2>Power of the distribution tests</h2>\n" + PowerChart(report);
   html += "<h2>Error against temperature</h2>\n" + TemperatureChart(report);
   html += "<h2>Edge-case coverage</h2>\n" + CoverageChart(report);
+  html += "<h2>Coverage model</h2>\n" + CoverageSection(report);
 
   html +=
       "<h2>All results</h2>\n<input type=\"checkbox\" id=\"only-failures\"> <label "

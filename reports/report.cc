@@ -44,6 +44,40 @@ std::map<Key, Status> Aggregate(const std::vector<TestResult>& results) {
   return agg;
 }
 
+std::vector<CoverageCell> CoverageTable(const std::vector<TestResult>& results) {
+  std::map<std::pair<std::string, std::string>, CoverageCell> cells;
+  auto cell = [&](std::string_view axis_class) -> CoverageCell& {
+    const std::size_t eq = axis_class.find('=');
+    const std::string axis(axis_class.substr(0, eq));
+    const std::string cls(eq == std::string_view::npos ? "" : axis_class.substr(eq + 1));
+    CoverageCell& c = cells[{axis, cls}];
+    c.axis = axis;
+    c.cls = cls;
+    return c;
+  };
+  for (const TestResult& r : results) {
+    for (const auto& [tag, n] : r.coverage) {
+      const std::string_view t = tag;
+      if (t.starts_with(results::kCoverageClassTag)) {
+        cell(t.substr(results::kCoverageClassTag.size())).rows_by_property[r.property] += n;
+      } else if (t.starts_with(results::kCoverageExcludedTag)) {
+        // "AXIS=CLASS (REASON)"
+        const std::string_view rest = t.substr(results::kCoverageExcludedTag.size());
+        const std::size_t open = rest.find(" (");
+        if (open == std::string_view::npos || !rest.ends_with(")")) continue;
+        cell(rest.substr(0, open)).excluded =
+            std::string(rest.substr(open + 2, rest.size() - open - 3));
+      }
+    }
+  }
+  std::vector<CoverageCell> out;
+  for (auto& [key, c] : cells) {
+    if (!c.rows_by_property.empty()) c.excluded.clear();
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 namespace {
 
 // Context and sampler hold text from outside (a path, the CPU's name, a plug-in's name and
@@ -79,6 +113,20 @@ json ReportToJson(const Report& report) {
   std::map<std::string, int> counts;
   for (const TestResult& r : report.results) ++counts[results::StatusName(r.status)];
   j["summary"] = counts;
+  // The coverage table (schema 3.2), where the results carry design rows' tags.
+  json coverage = json::array();
+  for (const CoverageCell& c : CoverageTable(report.results)) {
+    json cell = {{"axis", results::SanitizeUtf8(c.axis)}, {"class", results::SanitizeUtf8(c.cls)}};
+    if (c.rows_by_property.empty()) {
+      cell["excluded"] = results::SanitizeUtf8(c.excluded);
+    } else {
+      json by = json::object();
+      for (const auto& [p, n] : c.rows_by_property) by[results::SanitizeUtf8(p)] = n;
+      cell["properties"] = by;
+    }
+    coverage.push_back(std::move(cell));
+  }
+  if (!coverage.empty()) j["coverage"] = coverage;
   // Certified: the cells whose every result passed (or passed against a declared deviation);
   // a cell with a known failure is not certified, whatever its other families did, and an
   // incomplete or partial run certifies nothing (the rest of a cell may not have run).

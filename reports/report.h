@@ -38,6 +38,17 @@ struct Report {
   int signal = 0;  // the signal that stopped the run (exit 128 + signal), 0 if none
 };
 
+// The report's coverage table (SPEC COV-1): per coverage-model axis and class, the properties
+// that exercised it on design rows with their row counts (over dtypes), or the declaration's
+// reason to exclude it; from the results' coverage tags alone, so a merge of shards gets it too.
+struct CoverageCell {
+  std::string axis;
+  std::string cls;
+  std::map<std::string, uint64_t> rows_by_property;
+  std::string excluded;  // the reason, when no property exercised the class
+};
+std::vector<CoverageCell> CoverageTable(const std::vector<results::TestResult>& results);
+
 // The canonical order of results (REPRO-1): by dtype (f32, f16, bf16), then property, then
 // family. `sampcert run` and `report merge` both write it, so a report does not depend on which
 // worker finished first or on the shard split.

@@ -59,7 +59,16 @@ Report Synthetic() {
   pass.worst_error = 0.25;
   pass.worst_input = "f32 V=3 T=0.5 logits=[1,2,3] (llm_like)";
   pass.worst_temperature = 0.5;
-  pass.coverage = {{"T tiny", 2}, {"V=1", 1}};
+  // Edge-case tags, and the coverage model's (SPEC COV-1: the classes design rows exercised and
+  // those the declaration excludes), which the report's coverage table gathers.
+  pass.coverage = {{"T tiny", 2},
+                   {"V=1", 1},
+                   {"class:vocab=64", 3},
+                   {"class:vocab=1", 2},
+                   {"class:top_p=off", 5},
+                   {"excluded:top_p=half (capability top-p not declared)", 0},
+                   {"excluded:top_p=nan (invalid input <section 5>)", 0},
+                   {"excluded:dtype=f16 (capability f16 not declared)", 0}};
   TestResult fail;
   fail.property = "DIST-1";
   fail.dtype = "f32";
@@ -136,6 +145,46 @@ TEST(Golden, KnownJson) {
 }
 TEST(Golden, KnownJUnit) { Golden("report.known.junit.xml", RenderJUnit(SyntheticKnown())); }
 TEST(Golden, KnownHtml) { Golden("report.known.html", RenderHtml(SyntheticKnown())); }
+
+// The coverage table: per class, the properties that exercised it with their rows summed over
+// results; a class is excluded only where nothing exercised it; malformed tags are skipped.
+TEST(CoverageTable, GathersClassesAndExclusions) {
+  TestResult a, b;
+  a.property = "VALID-1";
+  a.dtype = "f32";
+  a.coverage = {{"class:vocab=64", 3},
+                {"excluded:top_p=half (capability top-p not declared)", 0},
+                {"excluded:bad tag", 0},
+                {"T tiny", 4}};
+  b.property = "DET-1";
+  b.dtype = "f16";
+  b.coverage = {{"class:vocab=64", 2}, {"class:top_p=half", 1}};
+  TestResult c = a;
+  c.dtype = "f16";
+  const std::vector<CoverageCell> t = CoverageTable({a, b, c});
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t[0].axis, "top_p");
+  EXPECT_EQ(t[0].cls, "half");
+  EXPECT_EQ(t[0].excluded, "");  // exercised on f16: not excluded
+  EXPECT_EQ(t[0].rows_by_property.at("DET-1"), 1u);
+  EXPECT_EQ(t[1].axis, "vocab");
+  EXPECT_EQ(t[1].rows_by_property.at("VALID-1"), 6u);
+  EXPECT_EQ(t[1].rows_by_property.at("DET-1"), 2u);
+  const std::vector<CoverageCell> only_a = CoverageTable({a});
+  ASSERT_EQ(only_a.size(), 2u);
+  EXPECT_EQ(only_a[0].excluded, "capability top-p not declared");
+  EXPECT_TRUE(only_a[0].rows_by_property.empty());
+  // In report.json, validated by the schema.
+  Report r = Synthetic();
+  r.results = {a};
+  const nlohmann::json j = ReportToJson(r);
+  ASSERT_TRUE(j.contains("coverage"));
+  EXPECT_EQ(j["coverage"][0]["excluded"], "capability top-p not declared");
+  EXPECT_EQ(j["coverage"][1]["properties"]["VALID-1"], 3);
+  std::string error;
+  ReportFromJson(j, &error);
+  EXPECT_EQ(error, "");
+}
 
 TEST(Escaping, SamplerControlledStringsAreText) {
   const std::string html = RenderHtml(Synthetic());

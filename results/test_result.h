@@ -10,6 +10,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sampcert::results {
@@ -55,6 +56,10 @@ struct KnownFailure {
   std::string reason;
 };
 
+// The coverage-model tags of TestResult::coverage (see there).
+inline constexpr std::string_view kCoverageClassTag = "class:";
+inline constexpr std::string_view kCoverageExcludedTag = "excluded:";
+
 struct TestResult {
   std::string property;  // SPEC ID: "PROB-1", "DIST-1", ...
   std::string dtype;     // "f32", "f16", "bf16"
@@ -71,9 +76,12 @@ struct TestResult {
   double level = std::numeric_limits<double>::quiet_NaN();
   double power_tv = std::numeric_limits<double>::quiet_NaN();  // detectable TV w.p. 0.9
   uint64_t draws = 0;
-  std::vector<double> observed, expected;    // per cell, for a failing goodness-of-fit test
-  std::vector<std::string> cells;            // per cell, where known: "token 17", a band
-  std::map<std::string, uint64_t> coverage;  // edge-case tags seen
+  std::vector<double> observed, expected;  // per cell, for a failing goodness-of-fit test
+  std::vector<std::string> cells;          // per cell, where known: "token 17", a band
+  // Edge-case tags seen (generated rows), and on design rows (properties/coverage.h) the coverage
+  // model's classes the row exercised ("class:AXIS=CLASS", rows) and the classes the declaration
+  // excludes ("excluded:AXIS=CLASS (REASON)", 0): the report's coverage table.
+  std::map<std::string, uint64_t> coverage;
   double seconds = 0;
   std::optional<Failure> failure;
   std::string note;
