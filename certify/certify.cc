@@ -132,9 +132,21 @@ std::string CheckFilters(const CertifyRequest& req, const properties::Plan& plan
     return fmt::format("--item '{}' matches no plan item (they are: {}{})", req.only_item, names,
                        names.size() >= 300 ? ", ..." : "");
   }
-  if (req.only_case >= plan.profile.valid_cases_per_dtype) {
-    return fmt::format("--case {} is past the profile's {} generated cases (0 to {})",
-                       req.only_case, plan.profile.name, plan.profile.valid_cases_per_dtype - 1);
+  // The cases of a dtype's generated-rows item: the profile's generated rows, then its covering
+  // design's rows (properties/coverage.h).
+  uint64_t design_rows = 0;
+  for (const properties::PlanItem& it : plan.items) {
+    if (it.kind != properties::ItemKind::kGeneratedRows) continue;
+    if (!req.only_dtype.empty() && it.dtype != req.only_dtype) continue;
+    design_rows = std::max(design_rows, it.design_rows);
+  }
+  const int64_t cases = plan.profile.valid_cases_per_dtype + static_cast<int64_t>(design_rows);
+  if (req.only_case >= cases) {
+    return fmt::format(
+        "--case {} is past the profile's {} cases (0 to {}: {} generated rows, then {} design "
+        "rows)",
+        req.only_case, plan.profile.name, cases - 1, plan.profile.valid_cases_per_dtype,
+        design_rows);
   }
   // The filters together must select something too (--case applies to the generated-row items
   // only, so `--item f32/flat_V64 --case 3` selects nothing).

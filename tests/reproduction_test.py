@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """A failure's one-line reproduction command reproduces it, numbers included (REPRO-1).
 
-Runs naive (quick), then for the first failing statistical test and the first failing generated
-case runs the printed reproduction command: the statistical result must come back identical
-(p-value, draws, observed and expected counts; only `seconds` may differ), and the generated
-case must fail with the same message, the same input and, where the full run shrank it, the same
-minimal input. Every such failure also carries its complete input as a row file beside the
+Runs naive (quick), then for the first failing statistical test, the first failing generated
+case and the first failing covering-design row runs the printed reproduction command: the
+statistical result must come back identical (p-value, draws, observed and expected counts; only
+`seconds` may differ), and a case must fail with the same message, the same input and, where
+the full run shrank it, the same minimal input. Every such failure also carries its complete input as a row file beside the
 report (bit-exact JSON), and `sampcert reference --row` / `sampcert sample --row` replay it: the
 row they read is the row the failure describes.
 
@@ -47,9 +47,13 @@ def main():
     # Prefer a failure the full run shrank, so the minimal input is compared too.
     generated = next((r for r in cases if r["failure"]["minimal_input"] != r["failure"]["input"]),
                      cases[0] if cases else None)
-    if statistical is None or generated is None:
-        sys.exit("FAIL: naive's quick run should have a statistical and a generated-row failure")
-    for i, want in enumerate((statistical, generated)):
+    # A covering-design row (family "design", case valid_cases_per_dtype + j) re-runs by its
+    # --case too.
+    design = next((r for r in cases if r["family"] == "design"), None)
+    if statistical is None or generated is None or design is None:
+        sys.exit("FAIL: naive's quick run should have a statistical, a generated-row and a "
+                 "design-row failure")
+    for i, want in enumerate((statistical, generated, design)):
         command = shlex.split(want["failure"]["reproduction"])
         if command[:2] != ["sampcert", "run"]:
             sys.exit(f"FAIL: not a sampcert run command: {want['failure']['reproduction']}")
