@@ -8,8 +8,10 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <cmath>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -228,6 +230,36 @@ TEST(Coverage, DesignRowsAreValidAndRealizeTheirClasses) {
         const auto ref = ComputeReference(r.view(), info.policies);
         EXPECT_TRUE(ref.ok()) << name << " " << DTypeName(dtype) << " row " << j << ": "
                               << (ref.ok() ? "" : ref.error().message) << " " << Describe(r);
+        // A few classes read back from the row (by their names, independently of `apply`).
+        std::map<std::string, std::string> cls;
+        for (std::size_t a = 0; a < d.axes.size(); ++a) {
+          const CoverageAxis& axis = CoverageModel()[d.axes[a]];
+          cls[std::string(axis.name)] = std::string(axis.classes[d.rows[j][a]].name);
+        }
+        const auto v = static_cast<int64_t>(r.vocab());
+        EXPECT_EQ(std::to_string(v), cls["vocab"]);
+        const std::map<std::string, int64_t> top_k = {
+            {"off", 0},           {"one", 1}, {"above_1024", 1025},
+            {"v_minus_1", v - 1}, {"v", v},   {"above_v", v + 1}};
+        EXPECT_EQ(r.top_k, top_k.at(cls["top_k"])) << cls["top_k"];
+        if (cls["temperature"] == "zero" || cls["temperature"] == "neg_zero") {
+          EXPECT_EQ(r.temperature, 0.0f);
+          EXPECT_EQ(std::signbit(r.temperature), cls["temperature"] == "neg_zero");
+        }
+        if (cls["top_p"] == "cut_below" || cls["top_p"] == "cut_above") {
+          EXPECT_GT(r.top_p, 0.0f);
+          EXPECT_LE(r.top_p, 1.0f);
+        }
+        if (cls["logit"] == "pos_inf") {
+          EXPECT_EQ(r.Logit(0), std::numeric_limits<float>::infinity());
+        }
+        if (cls["logit"] == "nan_masked") {
+          EXPECT_TRUE(std::isnan(r.Logit(0)));
+          EXPECT_EQ(r.mask[0], 0);
+        }
+        if (cls["shape"] == "mask_narrower" && cls["logit"] != "nan_masked") {
+          EXPECT_EQ(r.mask.back(), 0);
+        }
       }
     }
   }
