@@ -219,7 +219,6 @@ constexpr CoverageClass kVocabs[] = {
     {"1025", "V = 1025 (one past 1024)", {}, 0, SetVocab<1025>, 1025},
     {"8191", "V = 8191 (prime, one below 8192)", {}, 0, SetVocab<8191>, 8191},
     {"8192", "V = 8192", {}, 0, SetVocab<8192>, 8192},
-    {"131071", "V = 131071 (prime)", {}, 0, SetVocab<131071>, 131071},
     {"262144", "V = 262144 (the largest)", {}, 0, SetVocab<262144>, 262144},
 };
 
@@ -327,8 +326,8 @@ constexpr CoverageClass kBatch[] = {
     {"duplicated", "the row twice in one batch", kCap, SAMPCERT_CAP_BATCH, nullptr, 0, false,
      "BATCH-2"},
     {"permuted", "the batch reversed", kCap, SAMPCERT_CAP_BATCH, nullptr, 0, false, "BATCH-2"},
-    {"sizes_9_33_129_257", "batches one past 8, 32, 128 and 256 rows", kCap, SAMPCERT_CAP_BATCH,
-     nullptr, 0, false, "BATCH-2"},
+    {"sizes_9_33_129_257", "batches one past 8, 32, 128 and 256 rows, on generated rows only", kCap,
+     SAMPCERT_CAP_BATCH, nullptr, 0, false, "BATCH-2", true},
 };
 
 constexpr CoverageClass kIdentity[] = {
@@ -379,6 +378,9 @@ std::string ExclusionReason(const CoverageClass& c, const adapters::SamplerInfo&
         return "invalid under nan_policy error (POL-4): INV-ERR-1's generated rows";
       }
       break;
+  }
+  if (c.generated_rows_only) {
+    return fmt::format("on the generated rows only ({}'s batches of up to 257 rows)", c.property);
   }
   if (c.vocab > options.max_vocab) {
     return fmt::format("V above the profile's largest vocabulary ({})", options.max_vocab);
@@ -646,7 +648,7 @@ std::vector<std::string> PropertyClassTags(std::string_view property) {
   std::vector<std::string> tags;
   for (const CoverageAxis& axis : kModel) {
     for (const CoverageClass& c : axis.classes) {
-      if (!c.property.empty() && c.property == property) {
+      if (!c.property.empty() && c.property == property && !c.generated_rows_only) {
         tags.push_back(fmt::format("{}{}={}", kClassTagPrefix, axis.name, c.name));
       }
     }

@@ -56,6 +56,9 @@ struct CoverageClass {
   bool needs_two_tokens = false;
   // Batch and identity classes: the property whose reached check on a row exercises the class.
   std::string_view property = {};
+  // A class its property exercises on the generated rows only, not on design rows: the report
+  // lists it as excluded from the design, with that reason.
+  bool generated_rows_only = false;
 };
 
 struct CoverageAxis {

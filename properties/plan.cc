@@ -35,7 +35,7 @@ bool ProfileByName(const std::string& name, Profile* out) {
   // full: more cases, larger rows, more draws.
   if (name == "quick") {
     *out =
-        Profile{"quick", 40, 4096, 0.05, 1 << 16, 1e-3, 0.2, 100, 1 << 20, 8, 0.5, 20, true, 1024};
+        Profile{"quick", 40, 4096, 0.05, 1 << 16, 1e-3, 0.2, 100, 1 << 20, 8, 0.5, 20, false, 1024};
   } else if (name == "standard") {
     *out = Profile{"standard", 300,     262144, 0.01, 1 << 20, 1e-3, 0.2,
                    400,        1 << 21, 8,      0.2,  20,      true, 1024};

@@ -44,6 +44,13 @@ class JaxProbes(unittest.TestCase):
         self.assertTrue(bool(jnp.isinf(x).all()))
         self.assertEqual(set(draws(x).tolist()), {0})
 
+    def test_division_by_a_tiny_temperature_makes_a_masked_token_0_win(self):
+        # The mask sets token 0 to -inf; at T = 1e-45 the allowed token's negative logit
+        # overflows to -inf too, so every quotient is -inf and argmax returns the masked token 0.
+        x = jnp.asarray([-INF, -1.7550577], jnp.float32) / jnp.float32(1e-45)
+        self.assertTrue(bool(jnp.isneginf(x).all()))
+        self.assertEqual(set(draws(x).tolist()), {0})
+
     def test_invalid_temperatures_return_tokens(self):
         # Nothing checks T: x / NaN is NaN everywhere and argmax returns index 0; T < 0 inverts
         # the distribution; T = inf makes every quotient 0 (uniform).
@@ -65,6 +72,12 @@ class JaxProbes(unittest.TestCase):
         sd = np.sqrt(p1 * (1 - p1) / n)
         self.assertLess(float((big == 1).mean()), p1 - 10 * sd)
         self.assertLess(abs(float((small == 1).mean()) - p1), 5 * sd)
+
+    def test_ties_over_the_smallest_normal_temperature_draw_the_lowest_index(self):
+        # 1.5 / 2^-126 = 1.28e38, where float32's spacing is about 1e31: the Gumbel noise is
+        # absorbed, every tied token has the same sum and argmax returns the first one.
+        x = jnp.asarray([1.5] * 4, jnp.float32) / jnp.float32(1.1754944e-38)
+        self.assertEqual(set(draws(x, n=4000).tolist()), {0})
 
     def test_subnormals_are_flushed_so_x_over_t_is_nan(self):
         # XLA on the CPU flushes subnormal operands to zero: 3e-45 / 4e-45 is 0 / 0 = NaN (the

@@ -108,6 +108,14 @@ class TorchProbes(unittest.TestCase):
         exact = torch.softmax(x.double() / t, 0)
         self.assertGreater(float((abs(half - exact) / exact).max()), 1e-3)
 
+    def test_half_softmax_of_a_wide_flat_row_does_not_sum_to_one(self):
+        # 229,376 equal logits (a 262,144-token row with its last 8th masked): each probability,
+        # 1 / 229376 = 4.36e-6, is a float16 subnormal (below 2^-14) and rounds to 73 * 2^-24,
+        # so the row sums to 0.998046875, off by 2e-3 where half precision promises ~1e-3.
+        p = torch.softmax(torch.zeros(229376, dtype=torch.float16), 0)
+        self.assertEqual(p[0].item(), 73 * 2 ** -24)
+        self.assertEqual(p.double().sum().item(), 0.998046875)
+
     def test_bf16_division_merges_distinct_logits(self):
         # bf16 keeps 8 significant bits: 29824 / 0.0257 and 29696 / 0.0257 round to the same
         # bf16 value, so two tokens the reference separates by e^-4980 get equal probability.
