@@ -385,6 +385,17 @@ std::string ExclusionReason(const CoverageClass& c, const adapters::SamplerInfo&
   if (c.vocab > options.max_vocab) {
     return fmt::format("V above the profile's largest vocabulary ({})", options.max_vocab);
   }
+  const double cost_ns = info.policies.draw_cost_ns_per_token;
+  if (c.vocab > 0 && cost_ns > 0) {
+    const double draws = static_cast<double>(options.draws_per_row + kDesignRowCheckDraws);
+    const double seconds = draws * static_cast<double>(c.vocab) * cost_ns * 1e-9;
+    if (seconds > kDesignRowDrawSeconds) {
+      return fmt::format(
+          "V above what the declared draw cost allows a design row ({} ns per token: {:.1f} s "
+          "of draws, more than {:g} s)",
+          cost_ns, seconds, kDesignRowDrawSeconds);
+    }
+  }
   return {};
 }
 
@@ -525,7 +536,8 @@ std::string CoverageModelMarkdown() {
 }
 
 DesignOptions DesignOptionsOf(const Profile& profile) {
-  return DesignOptions{profile.max_vocab, profile.design_truncation_triples};
+  return DesignOptions{profile.max_vocab, profile.design_truncation_triples,
+                       profile.design_draws_per_row};
 }
 
 Design MakeDesign(DType dtype, const adapters::SamplerInfo& info, const DesignOptions& options) {

@@ -104,7 +104,14 @@ struct Design {
 struct DesignOptions {
   std::size_t max_vocab = 262144;  // vocabulary classes above it are excluded
   bool truncation_triples = true;  // cover the triples of the truncation axes too
+  uint64_t draws_per_row = 1024;   // the pooled draws of a valid design row (DIST-3)
 };
+
+// What a design row may cost by a declared draw cost (draw_cost_ns_per_token): its pooled draws
+// and its checks' draws (about 1024: 16 calls of 64) times V times the cost. A vocabulary class
+// above that is excluded for such a declaration, as V above the profile's bound is for every one.
+inline constexpr double kDesignRowDrawSeconds = 1.0;
+inline constexpr uint64_t kDesignRowCheckDraws = 1024;
 
 // The covering design: a deterministic greedy construction (AETG-style, one candidate per row,
 // ties broken by a rotation fixed by the row's index), the same rows on any machine.
