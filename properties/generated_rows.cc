@@ -279,16 +279,21 @@ std::vector<TestResult> RunGeneratedRows(const ItemRun& run) {
   PooledDistribution pooled;
   std::map<std::string, PooledDistribution> pooled_by_family;
   std::map<int64_t, std::set<std::string>> failed_by_case;  // to link a DIST-3 failure's rows
+  // The design's excluded classes are the same on each of its rows: their tags, made once.
+  std::vector<std::string> excluded;
+  const Design* excluded_of = nullptr;
   ForEachCase(plan, item, info, only_case, [&](const GeneratedCase& c) {
     const RowCase row = c.shrinkable.value();
     std::vector<std::string> tags = EdgeTags(row);
-    std::vector<std::string> excluded;
     if (c.design != nullptr) {
       for (std::string& t : DesignRowTags(*c.design, static_cast<std::size_t>(c.design_row),
                                           DTypeFromName(item.dtype))) {
         tags.push_back(std::move(t));
       }
-      excluded = ExcludedTags(*c.design);
+      if (excluded_of != c.design) {
+        excluded = ExcludedTags(*c.design);
+        excluded_of = c.design;
+      }
     }
     const auto start = std::chrono::steady_clock::now();
     const DrawsHook hook = [&](const ReferenceDistribution& ref, const std::vector<int64_t>& t) {
