@@ -1,5 +1,5 @@
 // Direct probes of llama.cpp's sampler chain, outside sampcert: each mechanism that findings.json
-// (and so expectations.standard.json and README) names for llama.cpp is pinned here by calling
+// (and so expectations.json and README) names for llama.cpp is pinned here by calling
 // llama.cpp's C API itself (llama_sampler_chain_init, llama_sampler_init_top_k / top_p / min_p /
 // temp / dist, llama_sampler_apply on a llama_token_data_array), no sampcert code involved.
 #include <gtest/gtest.h>
