@@ -38,14 +38,13 @@ def run_all(sampcert, runs):
         err = open(out + ".stderr", "w+")
         procs.append((args, err, subprocess.Popen([sampcert, *args, "--out", out],
                                                   stdout=subprocess.DEVNULL, stderr=err)))
-    codes = []
-    for args, err, proc in procs:
-        rc = proc.wait()
+    codes = [proc.wait() for _, _, proc in procs]  # all of them, so none outlives a failure
+    for (args, err, _), rc in zip(procs, codes):
         err.seek(0)
-        if rc not in (0, 1):
-            sys.exit(f"FAIL: sampcert {' '.join(args)} exited {rc}:\n{err.read()}")
+        text = err.read()
         err.close()
-        codes.append(rc)
+        if rc not in (0, 1):
+            sys.exit(f"FAIL: sampcert {' '.join(args)} exited {rc}:\n{text}")
     return codes
 
 
