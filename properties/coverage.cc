@@ -385,8 +385,11 @@ std::string ExclusionReason(const CoverageClass& c, const adapters::SamplerInfo&
   if (c.vocab > options.max_vocab) {
     return fmt::format("V above the profile's largest vocabulary ({})", options.max_vocab);
   }
-  const double cost_ns = info.policies.draw_cost_ns_per_token;
-  if (c.vocab > 0 && cost_ns > 0) {
+  // The axis's first class (V = 64) stays whatever the cost: every design row may fall back to
+  // it, and a declaration must not leave the design without a vocabulary (the plan's per-test
+  // draw cap still bounds that row's draws).
+  const double cost_ns = DeclaredDrawCostNsPerToken(info);  // the plan's reading of it
+  if (c.vocab > 0 && c.vocab != kVocabs[0].vocab && cost_ns > 0) {
     const double draws = static_cast<double>(options.draws_per_row + kDesignRowCheckDraws);
     const double seconds = draws * static_cast<double>(c.vocab) * cost_ns * 1e-9;
     if (seconds > kDesignRowDrawSeconds) {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "adapters/sampler.h"
+#include "properties/case_check.h"
 #include "properties/row_case.h"
 #include "results/test_result.h"
 
@@ -108,10 +109,11 @@ struct DesignOptions {
 };
 
 // What a design row may cost by a declared draw cost (draw_cost_ns_per_token): its pooled draws
-// and its checks' draws (about 1024: 16 calls of 64) times V times the cost. A vocabulary class
-// above that is excluded for such a declaration, as V above the profile's bound is for every one.
+// and its checks' draws (about 16 calls of kDrawsPerCase) times V times the cost. A vocabulary
+// class above that is excluded for such a declaration, as V above the profile's bound is for
+// every one.
 inline constexpr double kDesignRowDrawSeconds = 1.0;
-inline constexpr uint64_t kDesignRowCheckDraws = 1024;
+inline constexpr uint64_t kDesignRowCheckDraws = 16 * kDrawsPerCase;
 
 // The covering design: a deterministic greedy construction (AETG-style, one candidate per row,
 // ties broken by a rotation fixed by the row's index), the same rows on any machine.

@@ -220,6 +220,49 @@ TEST(Coverage, ExcludedClassesFollowTheDeclaration) {
   }
 }
 
+// A declared draw cost excludes the vocabulary classes whose design row would cost more than
+// kDesignRowDrawSeconds of draws: at 12 ns per token (llama.cpp's) and 1024 pooled draws plus
+// 1024 for the checks, V = 262144 costs 6.4 s and goes, V = 8192 costs 0.2 s and stays. No cost,
+// or one the plan does not read as a declaration (non-finite), excludes nothing by cost.
+TEST(Coverage, DeclaredDrawCostExcludesTheVocabulariesItCannotAfford) {
+  const auto excluded_vocabs = [](double cost_ns) {
+    adapters::SamplerInfo info = InfoOf("stable_cpu");
+    info.policies.draw_cost_ns_per_token = cost_ns;
+    std::map<std::string, std::string> out;
+    for (const ExcludedClass& e :
+         MakeDesign(DType::kF32, info, DesignOptions{262144, false, 1024}).excluded) {
+      if (e.axis == "vocab") out[e.cls] = e.reason;
+    }
+    return out;
+  };
+  const auto llama = excluded_vocabs(12);
+  ASSERT_TRUE(llama.contains("262144"));
+  EXPECT_EQ(llama.at("262144"),
+            "V above what the declared draw cost allows a design row (12 ns per token: 6.4 s of "
+            "draws, more than 1 s)");
+  EXPECT_FALSE(llama.contains("8192"));
+  EXPECT_EQ(llama.size(), 1u);
+  // 1 s at 12 ns per token and 2048 draws is V = 40690: a cost 8 times as high reaches 8192.
+  EXPECT_TRUE(excluded_vocabs(96).contains("8192"));
+  EXPECT_FALSE(excluded_vocabs(96).contains("1025"));
+  for (const double none : {0.0, -1.0, std::numeric_limits<double>::infinity(),
+                            std::numeric_limits<double>::quiet_NaN()}) {
+    EXPECT_TRUE(excluded_vocabs(none).empty()) << none;
+  }
+  // Any cost, however large (a plug-in's declaration is untrusted), keeps V = 64, the class every
+  // row falls back to: the design still covers every pair, on V = 64 rows.
+  adapters::SamplerInfo costly = InfoOf("stable_cpu");
+  costly.policies.draw_cost_ns_per_token = 1e30;
+  const Design d = MakeDesign(DType::kF32, costly, DesignOptions{262144, false, 1024});
+  std::size_t vocabs_excluded = 0;
+  for (const ExcludedClass& e : d.excluded) vocabs_excluded += e.axis == "vocab";
+  EXPECT_EQ(vocabs_excluded, 11u);  // all 12 but V = 64
+  ASSERT_FALSE(d.rows.empty());
+  for (std::size_t j = 0; j < d.rows.size(); ++j) {
+    EXPECT_EQ(RealizeDesignRow(d, j, DType::kF32, costly, 5).vocab(), 64u) << "row " << j;
+  }
+}
+
 TEST(Coverage, DesignRowsAreValidAndRealizeTheirClasses) {
   for (const auto& [name, info] : Declarations()) {
     for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
