@@ -346,6 +346,72 @@ class NumpyExampleTest(unittest.TestCase):
             sp._verify_reply([[1, 0]], chains, 2, acceptance=True)
 
 
+COERCING_SERVER = r"""
+import sys, numpy as np
+sys.path.insert(0, sys.argv[1])
+import sampcert_protocol as sp
+REPLIES = {
+    1: lambda n, d: np.zeros((n, d), np.int64) + 0.9,             # floats: token + 0.9
+    2: lambda n, d: np.full((n, d), "0"),                          # strings
+    3: lambda n, d: [[False] * d] * n,                             # booleans
+    4: lambda n, d: np.zeros((d, n), np.int64),                    # transposed
+    5: lambda n, d: np.full((n, d), 2**63, np.uint64),             # beyond i64
+    6: lambda n, d: np.zeros((n, d), np.int32),                    # correct (int32 is fine)
+}
+def sample(batch, seed, first, draws):
+    return REPLIES[int(batch.rows[0].temperature)](len(batch.rows), draws)
+def probabilities(batch):
+    return np.full((1, batch.vocab), "0.5")                        # strings
+sp.serve(sample, sp.Info(name="coercing"), probabilities_fn=probabilities)
+"""
+
+
+class StrictRepliesTest(unittest.TestCase):
+    """SPEC PROTO-1: a reply that is not an array of PROTOCOL.md's type and shape is the
+    sampler's error, never converted into one that passes (the helper truncated floats to the
+    right tokens and parsed strings, and such samplers were certified Conformant)."""
+
+    def test_sample_replies_are_integers_of_the_right_shape(self):
+        host = Host(COERCING_SERVER)
+        try:
+            for t, what in [(1, "float64"), (2, "<U1"), (3, "bool"), (4, "shape (3, 1)"),
+                            (5, "beyond i64")]:
+                req = struct.pack("<QQQ", 1, 0, 3) + batch("f32", [0, 0], temperature=t)
+                reply = host.call(sp.SAMPLE, req)
+                self.assertEqual(reply[:2], ("error", sp.INTERNAL), (t, reply))
+                self.assertIn(what, reply[3])
+            req = struct.pack("<QQQ", 1, 0, 3) + batch("f32", [0, 0], temperature=6)
+            self.assertEqual(host.call(sp.SAMPLE, req), ("ok", bytes(8 * 3)))
+            reply = host.call(sp.PROBABILITIES, batch("f32", [0, 0]))
+            self.assertEqual(reply[:2], ("error", sp.INTERNAL), reply)
+            self.assertIn("not of real numbers", reply[3])
+        finally:
+            host.close()
+
+    def test_transposed_multi_row_replies_are_refused(self):
+        with self.assertRaisesRegex(sp.SamplerError, r"shape \(3, 2\)"):
+            sp._reply_array(np.zeros((3, 2), np.int64), "sample_fn", "iu", (2, 3))
+        self.assertEqual(sp._reply_array(np.arange(6), "sample_fn", "iu", (2, 3)).shape, (2, 3))
+
+    def test_verify_replies_are_integers(self):
+        target = row([0, 1, 2, 3])
+        q = np.full(4, 0.25)
+        chains = [sp.Chain([target, target, target], [q, q], np.array([1, 2]), 0, 0)]
+        self.assertEqual(len(sp._verify_reply([[1, 2, 0]], chains, 2)), 8 + 8 * 3)
+        for bad in ([np.array([1, 2, 0]) + 0.75], [["1", "2", "0"]], [[True]], [[[1], [2]]]):
+            with self.assertRaises(sp.SamplerError, msg=repr(bad)):
+                sp._verify_reply(bad, chains, 2)
+        with self.assertRaisesRegex(sp.SamplerError, "not of real numbers"):
+            sp._verify_reply([([1, 0], ["1.0", "0.25"])], chains, 2, acceptance=True)
+
+    def test_info_fields_are_not_coerced(self):
+        with self.assertRaisesRegex(ValueError, "Info.thread_safe: a flag"):
+            sp.Info(name="n", thread_safe="false").encode()
+        with self.assertRaisesRegex(ValueError, "Info.greedy_threshold: a number"):
+            sp.Info(name="n", greedy_threshold="1e-5").encode()
+        sp.Info(name="n", thread_safe=np.bool_(True), greedy_threshold=np.float32(0.5)).encode()
+
+
 class DeclarationsTest(unittest.TestCase):
     """The helper's names, values and INFO layout against `sampcert declarations`, the C++
     tables (adapters/declarations.cc)."""

@@ -15,6 +15,7 @@ last 64 KiB) and shows with failures.
 """
 
 import dataclasses
+import numbers
 import os
 import struct
 import sys
@@ -165,12 +166,17 @@ def _abi_value(member: str, value, vocabulary) -> int:
 
 
 def _element(member: str, value, vocabulary, encoding: str):
+    # Each value as declared, never coerced (SPEC PROTO-1): "false" is no flag, "1e-5" no number.
     if encoding == "bits":
         return capability_bits(value)
     if encoding == "flag":
-        return 1 if value else 0
+        if isinstance(value, (bool, np.bool_)) or (type(value) is int and value in (0, 1)):
+            return 1 if value else 0
+        raise ValueError(f"Info.{member}: a flag is True or False, not {value!r}")
     if encoding == "number":
-        return float(value)
+        if isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)):
+            return float(value)
+        raise ValueError(f"Info.{member}: a number is an int or a float, not {value!r}")
     if encoding == "step-ties":
         return 0 if value is None else _abi_value(member, value, vocabulary) + 1
     return _abi_value(member, value, vocabulary)
@@ -400,26 +406,27 @@ def _verify_reply(out, chains: Sequence[Chain], max_drafts: int,
     tokens = np.full((len(chains), max_drafts + 1), -1, "<i8")
     probs = np.full((len(chains), max_drafts), np.nan, "<f8")
     for c, emitted in enumerate(out):
+        k = len(chains[c].drafts)
         if acceptance:
-            if (not isinstance(emitted, (tuple, list)) or len(emitted) != 2 or
-                    any(np.ndim(_as_numpy(e)) != 1 for e in emitted)):
+            if not isinstance(emitted, (tuple, list)) or len(emitted) != 2:
                 raise SamplerError(INTERNAL, f"verify_fn returned no (tokens, acceptance) pair "
                                    f"for chain {c}, as verify-acceptance requires")
             emitted, a = emitted
-            a = np.asarray(_as_numpy(a), dtype=np.float64).reshape(-1)
-            k = len(chains[c].drafts)
-            n = np.asarray(_as_numpy(emitted)).size
-            if a.size != min(n, k):
+        e = _as_numpy(emitted)
+        if e.ndim != 1 or not 1 <= e.size <= k + 1:
+            raise SamplerError(INTERNAL, f"verify_fn returned {e.size} tokens for chain {c} "
+                               f"(k = {k}, shape {e.shape}): expected a list of 1 to k + 1")
+        e = _reply_array(e, f"verify_fn (chain {c})", "iu", (e.size,))
+        accepted[c] = e.size - 1
+        tokens[c, :e.size] = e
+        if acceptance:
+            a = _as_numpy(a)
+            n = min(e.size, k)
+            if a.ndim != 1 or a.size != n:
                 raise SamplerError(INTERNAL, f"verify_fn returned {a.size} acceptance "
-                                   f"probabilities for chain {c}: expected {min(n, k)} (one "
-                                   "per decided position)")
-            probs[c, :a.size] = a
-        emitted = np.asarray(_as_numpy(emitted), dtype=np.int64).reshape(-1)
-        if not 1 <= emitted.size <= len(chains[c].drafts) + 1:
-            raise SamplerError(INTERNAL, f"verify_fn returned {emitted.size} tokens for chain "
-                               f"{c} (k = {len(chains[c].drafts)}): expected 1 to k + 1")
-        accepted[c] = emitted.size - 1
-        tokens[c, :emitted.size] = emitted
+                                   f"probabilities for chain {c} (shape {a.shape}): expected a "
+                                   f"list of {n} (one per decided position)")
+            probs[c, :n] = _reply_array(a, f"verify_fn (chain {c}, acceptance)", "fiu", (n,))
     return accepted.tobytes() + tokens.tobytes() + (probs.tobytes() if acceptance else b"")
 
 
@@ -485,6 +492,32 @@ def _as_numpy(out) -> np.ndarray:
             out = out.float()
         out = out.numpy()
     return np.asarray(out)
+
+
+def _reply_array(out, what: str, kinds: str, shape) -> np.ndarray:
+    """A reply's array, checked as PROTOCOL.md types it and never coerced (SPEC PROTO-1): its
+    dtype of one of `kinds` ("iu": integers; "fiu": real numbers), its shape `shape` or that
+    flattened row by row, integers within i64. Floats are never truncated to tokens, strings
+    never parsed, booleans never counted: anything else is the sampler's INTERNAL error, which
+    the host reports as its failure."""
+    a = _as_numpy(out)
+    expected = int(np.prod(shape))
+    if a.size == 0 and expected == 0:
+        return np.zeros(shape, "<i8" if kinds == "iu" else "<f8")
+    if a.dtype.kind not in kinds:
+        kind = "integers" if kinds == "iu" else "real numbers"
+        raise SamplerError(INTERNAL, f"{what} returned an array of {a.dtype} ({a.dtype.kind!r}), "
+                           f"not of {kind}: a reply is never converted")
+    if a.size != expected:
+        dims = " x ".join(str(d) for d in shape)
+        noun = "tokens" if kinds == "iu" else "values"
+        raise SamplerError(INTERNAL, f"{what} returned {a.size} {noun}, expected {dims}")
+    if a.shape != tuple(shape) and a.shape != (expected,):
+        raise SamplerError(INTERNAL, f"{what} returned an array of shape {a.shape}, expected "
+                           f"{tuple(shape)} (or that flattened row by row)")
+    if a.dtype.kind == "u" and a.max() > np.uint64(np.iinfo(np.int64).max):
+        raise SamplerError(INTERNAL, f"{what} returned {int(a.max())}, beyond i64")
+    return np.ascontiguousarray(a.reshape(shape), "<i8" if kinds == "iu" else "<f8")
 
 
 class _Connection:
@@ -589,21 +622,17 @@ def serve(sample_fn: SampleFn, info: Info,
             elif kind == SAMPLE:
                 seed, first, draws = struct.unpack_from("<QQQ", view, 0)
                 batch = to_arrays(decode_batch(view[24:]))
-                out = _as_numpy(sample_fn(batch, seed, first, draws))
-                if out.size != len(batch.rows) * draws:
-                    raise SamplerError(INTERNAL, f"sample_fn returned {out.size} tokens, "
-                                       f"expected {len(batch.rows)} x {draws}")
-                conn.write(REPLY_OK, np.ascontiguousarray(out, "<i8").tobytes())
+                out = _reply_array(sample_fn(batch, seed, first, draws), "sample_fn", "iu",
+                                   (len(batch.rows), draws))
+                conn.write(REPLY_OK, out.tobytes())
             elif kind == PROBABILITIES:
                 if probabilities_fn is None:
                     raise SamplerError(UNSUPPORTED,
                                        "probabilities: this sampler serves no probabilities_fn")
                 batch = to_arrays(decode_batch(view))
-                out = np.asarray(_as_numpy(probabilities_fn(batch)), dtype="<f8")
-                if out.size != len(batch.rows) * batch.vocab:
-                    raise SamplerError(INTERNAL, f"probabilities_fn returned {out.size} values, "
-                                       f"expected {len(batch.rows)} x {batch.vocab}")
-                conn.write(REPLY_OK, np.ascontiguousarray(out).tobytes())
+                out = _reply_array(probabilities_fn(batch), "probabilities_fn", "fiu",
+                                   (len(batch.rows), batch.vocab))
+                conn.write(REPLY_OK, out.tobytes())
             elif kind in (VERIFY, VERIFY_DRAFT_LOGITS):
                 if verify_fn is None:
                     raise SamplerError(UNSUPPORTED, "verify: this sampler serves no verify_fn")
