@@ -11,6 +11,7 @@ import importlib.util
 import json
 import os
 import shlex
+import signal
 import subprocess
 import sys
 import tempfile
@@ -371,6 +372,84 @@ class Report:
                 f"{len(self.known_failures)} known, {self.directory}>")
 
 
+# ---- The tool's lifetime (SPEC LIFE-1) ----------------------------------------------------
+
+_PR_SET_PDEATHSIG = 1
+# After a ^C, the time the tool has to write its incomplete report before it is terminated.
+_INTERRUPT_GRACE_S = 30.0
+
+
+def _die_with_this_process():
+    """A preexec_fn: the tool gets SIGTERM when this process dies, however it dies (a SIGTERM or
+    SIGKILL runs no `finally`), and leads a process group of its own, which the exit paths below
+    terminate as a whole. prctl is looked up here, before the fork: the child only calls it."""
+    import ctypes
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):  # not Linux: the exit paths below still end the group
+        prctl = None
+    parent = os.getpid()
+
+    def setup():
+        os.setpgid(0, 0)
+        if prctl is not None:
+            prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+            if os.getppid() != parent:  # the parent died before prctl: no signal will come
+                os._exit(128 + int(signal.SIGTERM))
+    return setup
+
+
+def _end_group(proc: subprocess.Popen, first: int, grace_s: float) -> None:
+    """Sends `first` to the tool's process group, waits up to grace_s for the tool, then kills
+    whatever of the group is left."""
+    try:
+        os.killpg(proc.pid, first)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
+
+
+def _run_tool(argv: List[str], echo: bool) -> Tuple[str, int]:
+    """Runs the tool and returns its output (stdout and stderr) and exit code. The tool never
+    outlives this call: it dies with this process (a parent-death signal) and, on every way out
+    of here (an exception, a ^C), its process group is terminated."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            errors="replace", preexec_fn=_die_with_this_process())
+    lines: List[str] = []
+    try:
+        if echo:
+            # The output goes to this process's stdout as it comes, and is kept too.
+            for line in proc.stdout:
+                sys.stdout.write(line)
+                lines.append(line)
+        else:
+            lines.append(proc.stdout.read())
+        proc.wait()
+    except KeyboardInterrupt:
+        # The tool leads its own group, so a terminal's ^C reached this process only: passed on,
+        # it makes the tool write its incomplete report (exit 130), as a ^C to the tool does.
+        _end_group(proc, signal.SIGINT, _INTERRUPT_GRACE_S)
+        raise
+    finally:
+        if proc.returncode is None:
+            _end_group(proc, signal.SIGTERM, 5.0)
+        else:  # whatever the tool left in its group (it ends its own workers)
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        proc.stdout.close()
+    return "".join(lines), proc.returncode
+
+
 # ---- certify -----------------------------------------------------------------------------
 
 def certify(sampler, profile: str = "quick", dtypes: Optional[Sequence[str]] = None,
@@ -432,20 +511,7 @@ def certify(sampler, profile: str = "quick", dtypes: Optional[Sequence[str]] = N
         argv += ["--item-timeout", str(item_timeout)]
     # A report left in `out` by an earlier run must never answer for this one.
     Path(out, "report.json").unlink(missing_ok=True)
-    if echo:
-        # The output goes to this process's stdout as it comes, and is kept too.
-        lines = []
-        with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              errors="replace") as proc:
-            for line in proc.stdout:
-                sys.stdout.write(line)
-                lines.append(line)
-        output = "".join(lines)
-    else:
-        proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              errors="replace")
-        output = proc.stdout
-    code = proc.returncode
+    output, code = _run_tool(argv, echo)
     if code in _NO_REPORT:
         raise CertifyError(f"sampcert run exited {code} ({_NO_REPORT[code]}), no report:\n"
                            f"{output[-4000:]}", code, output)
