@@ -2,7 +2,8 @@
 // worker and everything below it has ended, so no sampler code runs any more; if publishing into
 // --out fails even so (the folder removed, replaced by a file, or filled with something in the
 // way during the run), the same set is published into a fresh folder made now, beside --out or
-// else in $TMPDIR, and the error names it: the run still exits 2, with its results on disk.
+// else in $TMPDIR, and the error names it: the run exits 4 (host error, SPEC section 14), with
+// its results on disk.
 #ifndef SAMPCERT_REPORTS_REPORT_FALLBACK_H_
 #define SAMPCERT_REPORTS_REPORT_FALLBACK_H_
 
