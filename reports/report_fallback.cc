@@ -42,6 +42,8 @@ std::string WriteReportSetOrFallback(const std::string& dir, const Report& repor
     std::string saved;
     if (std::string e = WriteReportSet(pattern, report, &saved); !e.empty()) {
       tried += "; " + e;
+      std::error_code ignored;  // a full disk left an empty folder per try and run
+      fs::remove_all(pattern, ignored);
       continue;
     }
     *json_path = saved;

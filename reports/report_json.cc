@@ -1,16 +1,6 @@
 #include "reports/report_json.h"
 
-#include <fmt/format.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cmath>
-#include <cstdio>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <limits>
-
+#include "reports/exclusive_file.h"
 #include "results/text.h"
 
 namespace sampcert::reports {
@@ -31,27 +21,7 @@ json SamplerToJson(const adapters::SamplerInfo& info, const std::string& argumen
 }
 
 std::string WriteFileAtomically(const std::string& path, const std::string& text) {
-  const std::filesystem::path target(path);
-  const std::filesystem::path tmp =
-      target.parent_path() / fmt::format(".{}.tmp.{}", target.filename().string(), getpid());
-  std::error_code ec;
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return fmt::format("cannot write {}: {}", tmp.string(), std::strerror(errno));
-    out << text;
-    out.flush();
-    if (!out) {
-      const std::string why = std::strerror(errno);
-      std::filesystem::remove(tmp, ec);  // no temporary left behind on any exit path
-      return fmt::format("cannot write {}: {}", tmp.string(), why);
-    }
-  }
-  std::filesystem::rename(tmp, target, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    return fmt::format("cannot rename into {}: {}", path, ec.message());
-  }
-  return {};
+  return ReplaceAtomically(path, text);
 }
 
 }  // namespace sampcert::reports

@@ -30,8 +30,10 @@ nlohmann::json SamplerToJson(const adapters::SamplerInfo& info, const std::strin
                              const std::string& file_sha256 = "",
                              const std::optional<std::string>& config = std::nullopt);
 
-// Writes `text` to `path` atomically: a temporary file in the same folder, then rename, so an
-// interrupted run never leaves a half-written report. Returns an empty string or the error.
+// Writes `text` to `path` atomically (ReplaceAtomically, SPEC FILE-1): an exclusive temporary
+// file in the same folder, then rename, so an interrupted run never leaves a half-written
+// report and a symlink at `path` or at a temporary's name is never written through. Returns an
+// empty string or the error.
 std::string WriteFileAtomically(const std::string& path, const std::string& text);
 
 }  // namespace sampcert::reports

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "reports/exclusive_file.h"
 #include "reports/html.h"
 #include "reports/junit.h"
 #include "reports/report_json.h"
@@ -30,30 +31,6 @@ constexpr const char* kTempPrefix = ".sampcert-tmp.";
 
 std::string Errno(const std::string& what) {
   return fmt::format("{}: {}", what, std::strerror(errno));
-}
-
-// Writes and fsyncs a whole file; the error names the call that failed and its errno.
-std::string WriteWhole(const std::string& path, const std::string& text) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Errno("cannot create " + path);
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const std::string e = Errno("cannot write " + path);
-      ::close(fd);
-      return e;
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    const std::string e = Errno("cannot sync " + path);
-    ::close(fd);
-    return e;
-  }
-  if (::close(fd) != 0) return Errno("cannot close " + path);
-  return {};
 }
 
 // A temporary folder ".sampcert-tmp.PID.XXXXXX" is stale when its process is gone.
@@ -119,17 +96,32 @@ std::string CheckDestinations(const fs::path& dir, const std::vector<std::string
   return {};
 }
 
+// create_directories, with the cause named where its error would mislead: a dangling symlink
+// at the folder's name gave "File exists".
+std::string MakeFolder(const std::string& dir) {
+  std::error_code ec;
+  if (fs::is_symlink(fs::symlink_status(dir, ec)) && !fs::exists(dir, ec)) {
+    return fmt::format(
+        "cannot create the report folder {}: it is a symbolic link to {}, which does not exist",
+        dir, fs::read_symlink(dir, ec).string());
+  }
+  fs::create_directories(dir, ec);
+  if (ec) return fmt::format("cannot create the report folder {}: {}", dir, ec.message());
+  return {};
+}
+
 }  // namespace
 
 std::string CheckWritableFolder(const std::string& dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return fmt::format("cannot create the report folder {}: {}", dir, ec.message());
-  const std::string probe =
-      (fs::path(dir) / fmt::format("{}probe.{}", kTempPrefix, getpid())).string();
-  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return Errno("the report folder " + dir + " is not writable");
-  ::close(fd);
+  if (std::string e = MakeFolder(dir); !e.empty()) return e;
+  // The probe's name is unpredictable and it is created exclusively (SPEC FILE-1): a name fixed
+  // by the pid let a symlink planted for each pid truncate its target.
+  std::string probe;
+  if (std::string e =
+          CreateUniqueFile(dir, fmt::format("{}{}.probe.", kTempPrefix, getpid()), &probe);
+      !e.empty()) {
+    return fmt::format("the report folder {} is not writable: {}", dir, e);
+  }
   ::unlink(probe.c_str());
   return {};
 }
@@ -139,9 +131,7 @@ std::string PublishFiles(const std::string& dir_name,
                          const std::function<void(const std::string&)>& after_publish,
                          const std::vector<std::pair<std::string, std::string>>& kept) {
   const fs::path dir(dir_name);
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return fmt::format("cannot create the report folder {}: {}", dir_name, ec.message());
+  if (std::string e = MakeFolder(dir_name); !e.empty()) return e;
   std::vector<std::string> names;
   for (const auto& f : files) names.push_back(f.first);
   names.push_back(kManifestName);
@@ -154,13 +144,13 @@ std::string PublishFiles(const std::string& dir_name,
   TempFolder tmp{pattern};
   json manifest = {{"files", json::array()}};
   for (const auto& [name, text] : files) {
-    if (std::string e = WriteWhole((tmp.path / name).string(), text); !e.empty()) return e;
+    if (std::string e = CreateExclusive((tmp.path / name).string(), text); !e.empty()) return e;
     manifest["files"].push_back({{"name", name}, {"sha256", Sha256Hex(text)}});
   }
   for (const auto& [name, sha256] : kept) {
     manifest["files"].push_back({{"name", name}, {"sha256", sha256}});
   }
-  if (std::string e = WriteWhole((tmp.path / kManifestName).string(), manifest.dump(2) + "\n");
+  if (std::string e = CreateExclusive((tmp.path / kManifestName).string(), manifest.dump(2) + "\n");
       !e.empty()) {
     return e;
   }
