@@ -57,20 +57,22 @@ CertifyOutcome Failed(CertifyError error, std::string message) {
 // Messages are raw here; a front end escapes them for its output (the terminal's, say).
 std::string ValidateOptions(const CertifyRequest& req, int* shard_i, int* shard_n) {
   if (!reports::ParseShard(req.shard, shard_i, shard_n)) {
-    return fmt::format("--shard must be I/N in plain decimal with 0 <= I < N, not '{}'", req.shard);
+    return fmt::format("--shard must be I/N in plain decimal with 0 <= I < N <= {}, not '{}'",
+                       reports::kMaxShards, req.shard);
   }
   if (req.jobs < 1 || req.jobs > kMaxJobs) {
     return fmt::format("--jobs must be in [1, {}], not {}", kMaxJobs, req.jobs);
   }
-  if (!std::isfinite(req.item_timeout_s) || req.item_timeout_s <= 0) {
-    return fmt::format("--item-timeout must be a positive number of seconds, not {}",
+  // The command line checks these on the text (cli/option_checks.h); here for every caller.
+  if (!std::isfinite(req.item_timeout_s) || req.item_timeout_s <= 0 ||
+      req.item_timeout_s > kMaxSeconds) {
+    return fmt::format("--item-timeout must be a number of seconds in (0, {}], not {}", kMaxSeconds,
                        req.item_timeout_s);
   }
-  if (!std::isfinite(req.time_budget_s) || req.time_budget_s < 0) {
-    return fmt::format(
-        "--time-budget must be a finite number of seconds >= 0 (0: none), not "
-        "{}",
-        req.time_budget_s);
+  if (!std::isfinite(req.time_budget_s) || req.time_budget_s < 0 ||
+      req.time_budget_s > kMaxSeconds) {
+    return fmt::format("--time-budget must be a number of seconds in [0, {}] (0: none), not {}",
+                       kMaxSeconds, req.time_budget_s);
   }
   if (!req.only_dtype.empty() && req.only_dtype != "f32" && req.only_dtype != "f16" &&
       req.only_dtype != "bf16") {

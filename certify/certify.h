@@ -21,6 +21,9 @@ namespace sampcert::certify {
 
 // More workers than this is a typo, not a machine (each is a process with its own pipe).
 inline constexpr int kMaxJobs = 256;
+// --item-timeout and --time-budget at most (about 116 days): beyond is a typo, and an item
+// timeout of 1e20 s overflowed where it became RLIMIT_CPU (every item a Timeout at once).
+inline constexpr double kMaxSeconds = 1e7;
 
 struct CertifyRequest {
   std::string sampler;

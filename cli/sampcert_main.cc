@@ -1,7 +1,5 @@
 // The sampcert command-line tool.
 #include <CLI/CLI.hpp>
-#include <charconv>
-#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -10,6 +8,8 @@
 #include <string>
 
 #include "adapters/declarations.h"
+#include "certify/certify.h"
+#include "cli/option_checks.h"
 #include "cli/reference_command.h"
 #include "cli/report_commands.h"
 #include "cli/run_command.h"
@@ -21,18 +21,13 @@
 
 namespace {
 
+using sampcert::cli::NotEmpty;
+using sampcert::cli::Seconds;
+using sampcert::cli::WholeNumber;
+
 // --seed and --row-id: decimal digits only, in [0, 2^64-1], checked on the text. CLI11's own
 // conversion of a uint64 takes "-1", 2^64 and 2^64+1 alike as 2^64-1 without a word.
-std::string CheckUint64(const std::string& text) {
-  uint64_t v = 0;
-  const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, v);
-  if (text.empty() || ec != std::errc() || ptr != end) {
-    return "must be a whole number in [0, 18446744073709551615] in decimal, not '" +
-           sampcert::results::EscapeForTerminal(text) + "'";
-  }
-  return {};
-}
+const sampcert::cli::OptionCheck CheckUint64 = WholeNumber(0, UINT64_MAX);
 
 // The options that describe one row, shared by `reference` and `sample`.
 void AddRowOptions(CLI::App* cmd, sampcert::cli::ReferenceRequest* req) {
@@ -60,7 +55,9 @@ void AddRowOptions(CLI::App* cmd, sampcert::cli::ReferenceRequest* req) {
   from_row(cmd->add_option("--row-id", req->row_id, "Row id of the draw")
                ->capture_default_str()
                ->check(CheckUint64));
-  cmd->add_option("--draws", req->draws, "Tokens to draw")->capture_default_str();
+  cmd->add_option("--draws", req->draws, "Tokens to draw")
+      ->capture_default_str()
+      ->check(WholeNumber(0, static_cast<uint64_t>(sampcert::cli::kMaxDraws), "draws"));
 }
 
 // A policy flag's accepted spellings: the declaration table's names and aliases.
@@ -113,14 +110,8 @@ int main(int argc, char** argv) {
   const char* kWorkerTimeoutHelp =
       "CPU seconds the sampler's worker may use (as run's --item-timeout); past it, or past a "
       "wall-clock backstop of 4x this + 30 s, the command fails with a timeout";
-  const auto positive_seconds = [](const std::string& text) -> std::string {
-    char* end = nullptr;
-    const double v = std::strtod(text.c_str(), &end);
-    if (text.empty() || *end != '\0' || !std::isfinite(v) || v <= 0) {
-      return "must be a positive number of seconds, not '" + text + "'";
-    }
-    return {};
-  };
+  const sampcert::cli::OptionCheck positive_seconds =
+      Seconds(0, true, sampcert::certify::kMaxSeconds);
   info->add_option("--item-timeout", worker_timeout_s, kWorkerTimeoutHelp)
       ->check(positive_seconds)
       ->capture_default_str();
@@ -144,19 +135,25 @@ int main(int argc, char** argv) {
   run->add_option("--seed", run_req.seed, "Seed of the generated cases and draws")
       ->capture_default_str()
       ->check(CheckUint64);
-  run->add_option("--jobs,-j", run_req.jobs, "Worker processes at once")->capture_default_str();
+  run->add_option("--jobs,-j", run_req.jobs, "Worker processes at once")
+      ->capture_default_str()
+      ->check(WholeNumber(1, static_cast<uint64_t>(sampcert::certify::kMaxJobs)));
   run->add_option("--shard", run_req.shard, "I/N: run the plan items with index mod N == I")
       ->capture_default_str();
   run->add_option("--time-budget", run_req.time_budget_s,
                   "Wall-clock seconds for the whole run (0: none). When reached, the run stops "
                   "and its report is marked incomplete (exit 5); it never changes what is "
-                  "tested or any status");
-  run->add_option("--out", run_req.out_dir, "Report folder")->capture_default_str();
-  CLI::Option* expect = run->add_option(
-      "--expect", run_req.expect_file,
+                  "tested or any status")
+      ->check(Seconds(0, false, sampcert::certify::kMaxSeconds));
+  run->add_option("--out", run_req.out_dir, "Report folder")
+      ->capture_default_str()
+      ->check(NotEmpty());
+  const char* kExpectHelp =
       "Expectations file: the failures it pins are KnownFailure (still NOT CONFORMANT); exit 0 "
       "when the run matches it, 1 on any difference (a new failure, a changed one, a known "
-      "failure that now passes)");
+      "failure that now passes)";
+  CLI::Option* expect =
+      run->add_option("--expect", run_req.expect_file, kExpectHelp)->check(NotEmpty());
   run->add_flag("--expect-non-strict", run_req.expect_non_strict,
                 "With --expect: a known failure that now passes is reported, not a failure of "
                 "the expectation check")
@@ -165,26 +162,21 @@ int main(int argc, char** argv) {
                   "CPU seconds (the worker's, all threads) a plan item may use; past it the "
                   "item is a Timeout with the draws it made. A worker that blocks instead is "
                   "stopped by a wall-clock backstop of 4x this + 30 s")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(positive_seconds);
   run->add_flag("--no-isolation", run_req.no_isolation,
                 "Run the sampler in this process: no protection at all from a crash, hang, "
                 "exit() or stray write (README: Isolation)");
-  run->add_option("--dtype", run_req.only_dtype, "Only the items of this dtype");
-  run->add_option("--item", run_req.only_item, "Only this statistical item (dtype/name)");
-  run->add_option("--case", run_req.only_case, "Only this generated case (reproduction)");
+  run->add_option("--dtype", run_req.only_dtype, "Only the items of this dtype")->check(NotEmpty());
+  run->add_option("--item", run_req.only_item, "Only this statistical item (dtype/name)")
+      ->check(NotEmpty());
+  run->add_option("--case", run_req.only_case, "Only this generated case (reproduction)")
+      ->check(WholeNumber(0, static_cast<uint64_t>(INT64_MAX)));
   const char* kMaxDrawsHelp =
       "Draws per statistical test (its first run; a re-run after a rejection draws 4x). Part of "
       "the plan: a test that cannot reach its required power with them is Inconclusive";
   // Checked on the text (CLI11's numeric checks print a 300-digit range and let 2^64 wrap).
-  const auto draws_check = [](const std::string& text) -> std::string {
-    uint64_t v = 0;
-    const char* end = text.data() + text.size();
-    const auto [ptr, ec] = std::from_chars(text.data(), end, v);
-    if (text.empty() || ec != std::errc() || ptr != end || v == 0 || v > (uint64_t{1} << 40)) {
-      return "must be a whole number of draws in [1, 2^40], not '" + text + "'";
-    }
-    return {};
-  };
+  const sampcert::cli::OptionCheck draws_check = WholeNumber(1, uint64_t{1} << 40, "draws");
   run->add_option("--max-draws", run_req.max_draws, kMaxDrawsHelp)->check(draws_check);
 
   sampcert::cli::RunRequest plan_req;
@@ -204,7 +196,9 @@ int main(int argc, char** argv) {
   std::string merge_out = "sampcert-report";
   CLI::App* merge = report->add_subcommand("merge", "Join shard reports into one");
   merge->add_option("reports", merge_inputs, "Shard report.json files")->required();
-  merge->add_option("--out", merge_out, "Folder for the merged report")->capture_default_str();
+  merge->add_option("--out", merge_out, "Folder for the merged report")
+      ->capture_default_str()
+      ->check(NotEmpty());
   std::string diff_old, diff_new;
   CLI::App* diff = report->add_subcommand("diff", "FIX / REGRESSION / DIFFERENCE between runs");
   diff->add_option("old", diff_old, "The earlier report.json")->required();

@@ -278,7 +278,7 @@ void SortResults(std::vector<TestResult>* results) {
 
 namespace {
 
-// A canonical decimal: digits only, no leading zero (but "0"), at most 6 digits.
+// A canonical decimal: digits only, no leading zero (but "0"), at most 6 digits (kMaxShards).
 bool ParseCanonical(std::string_view text, int* out) {
   if (text.empty() || text.size() > 6 || (text.size() > 1 && text[0] == '0')) return false;
   int v = 0;

@@ -63,7 +63,9 @@ Report ReportFromJson(const nlohmann::json& j, std::string* error);
 // failure's row file from the set; anything amiss is an error naming the file.
 bool ReadReport(const std::string& path, Report* out, std::string* error);
 
-// Parses a shard "I/N" in canonical decimal (no sign, no leading zeros, no spaces), 0 <= I < N.
+// Parses a shard "I/N" in canonical decimal (no sign, no leading zeros, no spaces),
+// 0 <= I < N <= kMaxShards (six digits each).
+inline constexpr int kMaxShards = 999999;
 bool ParseShard(const std::string& text, int* index, int* count);
 
 // Joins shard reports of one run into the report the unsharded run would have written: the

@@ -215,13 +215,15 @@ std::vector<TestResult> ItemResults(const Job& job, const WorkerEnd& e, const Pl
     return {};
   }
   if (e.killed_by_us) {
-    return {Timeout(job.item,
-                    fmt::format("the worker did not finish within the wall-clock backstop of {} s "
-                                "(it used {:.1f} s of CPU: blocked or sleeping{}), {}; the worker "
-                                "was killed",
-                                Limits(o).Backstop(), e.cpu_s, w.Call(), w.DrawsText()) +
-                        HowToComplete(job.item, o),
-                    w.Draws(), repro)};
+    return {Timeout(
+        job.item,
+        fmt::format("the worker did not finish within the wall-clock backstop of {} s "
+                    "(it used only {:.1f} s of CPU: it was waiting the rest of the time, blocked, "
+                    "sleeping or writing output faster than it is read{}), {}; the worker "
+                    "was killed",
+                    Limits(o).Backstop(), e.cpu_s, w.Call(), w.DrawsText()) +
+            HowToComplete(job.item, o),
+        w.Draws(), repro)};
   }
   if (CpuExhausted(e, o)) {
     return {Timeout(job.item,

@@ -96,7 +96,10 @@ std::string Crash(const std::string& why) {
 void SetBodyLimits(const WorkerLimits& l, SharedPage* shared) {
   const rlimit no_core{0, 0};
   setrlimit(RLIMIT_CORE, &no_core);
-  const auto cpu = static_cast<rlim_t>(std::ceil(l.cpu_s));
+  // The options bound cpu_s (certify::kMaxSeconds); bounded here as well, because a double out
+  // of rlim_t's range (1e20) converts to anything, 0 included: every item a Timeout at once.
+  const double seconds = std::ceil(l.cpu_s);
+  const auto cpu = static_cast<rlim_t>(seconds < 1 ? 1 : seconds < 1e15 ? seconds : 1e15);
   const rlimit cpu_limit{cpu, cpu + 1};
   if (setrlimit(RLIMIT_CPU, &cpu_limit) != 0) {
     HostFail(shared, fmt::format("worker: setrlimit(RLIMIT_CPU): {}", std::strerror(errno)));
@@ -392,9 +395,11 @@ std::string Worker::Death(const WorkerEnd& e, uint64_t memory_limit) const {
     const int sig = WTERMSIG(e.status);
     why = fmt::format("the sampler's worker died of signal {} ({}){}", sig, strsignal(sig), call);
     if (sig == SIGKILL && !e.killed_by_us) {
+      // Not the tool's: the sampler's own (a kill of its process group is allowed), the
+      // kernel's out-of-memory killer, or another process; the wait status cannot tell which.
       why +=
-          "; a SIGKILL from outside the run: the kernel's out-of-memory killer, or another "
-          "process";
+          "; a SIGKILL the tool did not send: from the sampler itself (its own process group, "
+          "say), the kernel's out-of-memory killer, or another process";
     }
     // Allocation-heavy calls only: a segfault while loading is no out-of-memory suspect.
     if ((sig == SIGSEGV || sig == SIGBUS) && memory_limit > 0 &&
@@ -404,8 +409,20 @@ std::string Worker::Death(const WorkerEnd& e, uint64_t memory_limit) const {
           "{} MiB, and an unchecked failed malloc ends like this)",
           memory_limit >> 20);
     }
+  } else if (!WIFEXITED(e.status)) {
+    // Neither an exit nor a signal: a stop (the body made itself traced, PTRACE_TRACEME, and
+    // stopped at a signal) or no status recorded; "exited with status -1" named neither.
+    why = WIFSTOPPED(e.status)
+              ? fmt::format(
+                    "the sampler's worker stopped at signal {} ({}){} and never ended (it made "
+                    "itself a traced process, PTRACE_TRACEME, or was stopped)",
+                    WSTOPSIG(e.status), strsignal(WSTOPSIG(e.status)), call)
+              : fmt::format(
+                    "the sampler's worker ended with no exit status or signal (wait "
+                    "status {:#x}){}",
+                    static_cast<unsigned>(e.status), call);
   } else {
-    const int code = WIFEXITED(e.status) ? WEXITSTATUS(e.status) : -1;
+    const int code = WEXITSTATUS(e.status);
     if (code == 0 && call.empty()) return "";
     why = fmt::format("the sampler's worker exited with status {}{}", code,
                       call.empty() ? " (outside any sampler call)" : call);
