@@ -621,8 +621,18 @@ const std::vector<const DeclaredField*>& FieldsInAbiOrder() {
 
 Expected<SamplerInfo> SamplerInfoFromAbi(const sampcert_sampler_info& info) {
   SamplerInfo out;
-  out.name = info.name != nullptr ? info.name : "";
-  out.version = info.version != nullptr ? info.version : "";
+  // SPEC TEXT-1: the name is copied into every JUnit test case, so a 2 MiB name made a 402 MB
+  // report set that the tool's own readers refuse. Read at most one byte past the cap.
+  for (const auto& [field, text, to] : {std::tuple{"name", info.name, &out.name},
+                                        std::tuple{"version", info.version, &out.version}}) {
+    const std::size_t n = text != nullptr ? ::strnlen(text, kMaxSamplerText + 1) : 0;
+    if (n > kMaxSamplerText) {
+      return Error{ErrorCode::kInvalidArgument,
+                   fmt::format("{}: longer than {} bytes (SPEC TEXT-1), starting '{}'", field,
+                               kMaxSamplerText, std::string_view(text, 40))};
+    }
+    to->assign(text != nullptr ? text : "", n);
+  }
   const char* base = reinterpret_cast<const char*>(&info);
   for (const DeclaredField& f : kFields) {
     if (!Covers(info, f)) continue;

@@ -171,8 +171,14 @@ const std::vector<const DeclaredField*>& FieldsInAbiOrder();
 
 // ---- The encodings ----
 
+// The longest name or version a sampler may declare, in bytes (SPEC TEXT-1): every report
+// format copies them, JUnit into every test case, and a report set must stay within the
+// readers' limits (SPEC section 13).
+inline constexpr std::size_t kMaxSamplerText = 256;
+
 // The ABI struct -> SamplerInfo. Fields past info.struct_size keep their defaults (a MINOR 0
-// plug-in); a value outside its vocabulary is an error naming the field and the value.
+// plug-in); a value outside its vocabulary, or a name or version over kMaxSamplerText bytes, is
+// an error naming the field and the value.
 Expected<SamplerInfo> SamplerInfoFromAbi(const sampcert_sampler_info& info);
 // The policies (or every field but name and version) into the ABI struct, where
 // info->struct_size covers them. Never throws: it runs inside a built-in's get_info.

@@ -254,6 +254,31 @@ TEST(Declarations, AnUnknownAbiValueNamesTheFieldAndTheValue) {
   }
 }
 
+// SPEC TEXT-1: a plug-in named with 2 MiB of text made a 402 MB report.junit.xml (the name is in
+// every test case) that the tool's own readers refused. Refused at open, by the length.
+TEST(Declarations, ANameOrVersionOverTheCapIsRefused) {
+  const std::string longest(kMaxSamplerText, 'n'), over(std::size_t{2} << 20, 'n');
+  for (const std::string* name : {&longest, &over}) {
+    for (const bool is_version : {false, true}) {
+      sampcert_sampler_info abi = FreshInfo();
+      SamplerInfoToAbi(SamplerInfo{}, &abi);
+      abi.name = is_version ? "n" : name->c_str();
+      abi.version = is_version ? name->c_str() : "1";
+      auto r = SamplerInfoFromAbi(abi);
+      if (name == &longest) {
+        ASSERT_TRUE(r.ok()) << r.error().message;
+        EXPECT_EQ(is_version ? r->version : r->name, longest);
+        continue;
+      }
+      ASSERT_FALSE(r.ok());
+      EXPECT_TRUE(Contains(r.error().message, std::string(is_version ? "version" : "name") +
+                                                  ": longer than 256 bytes"))
+          << r.error().message.substr(0, 200);
+      EXPECT_LT(r.error().message.size(), 200u);
+    }
+  }
+}
+
 TEST(Declarations, EncodersRefuseAValueWithoutARow) {
   SamplerInfo info;
   info.policies.nan_policy = static_cast<NanPolicy>(4);

@@ -186,9 +186,12 @@ Expected<std::unique_ptr<Sampler>> Sampler::Open(const sampcert_sampler_api* api
   if (st != SAMPCERT_STATUS_OK) return FromAbiError(st, err);
   auto declared = SamplerInfoFromAbi(info);
   if (!declared.ok()) {
+    // The name itself may be what is invalid (over kMaxSamplerText bytes): 40 at most here.
+    const std::string_view name =
+        info.name != nullptr ? std::string_view(info.name, ::strnlen(info.name, 40)) : "";
     return Error{ErrorCode::kInvalidArgument,
-                 fmt::format("sampler '{}' declares an invalid info field: {}",
-                             info.name != nullptr ? info.name : "", declared.error().message)};
+                 fmt::format("sampler '{}' declares an invalid info field: {}", name,
+                             declared.error().message)};
   }
   s->info_ = std::move(declared).value();
   if (std::string why = ValidatePolicies(s->info_.policies); !why.empty()) {

@@ -150,7 +150,8 @@ typedef struct sampcert_error {
 /* What a sampler is and declares. Filled by the plug-in into a caller-owned struct. */
 typedef struct sampcert_sampler_info {
   size_t struct_size;
-  /* NUL-terminated, owned by the plug-in, valid while the library stays loaded. */
+  /* NUL-terminated, owned by the plug-in, valid while the library stays loaded; at most 256
+   * bytes each (SPEC TEXT-1: a longer one is refused when the sampler is opened). */
   const char* name;
   const char* version;
   uint32_t capabilities;       /* SAMPCERT_CAP_* bits */
