@@ -438,8 +438,9 @@ ol.causes>li{margin:.6em 0}ol.causes p{margin:.2em 0}.st{padding:0 .4em;border-r
 
 std::string HtmlEscape(std::string_view text) {
   // Sanitized first: the page declares UTF-8, and a sampler's bytes need not be; bidirectional
-  // controls become visible text, so a name cannot reorder the title or the verdict around it.
-  const std::string valid = results::VisibleBidi(text);
+  // controls become visible text, so a name cannot reorder the title or the verdict around it,
+  // and so do C0 and C1 controls, so `cat report.html` cannot drive a terminal.
+  const std::string valid = results::VisibleControls(text);
   std::string out;
   out.reserve(valid.size());
   for (char c : valid) {

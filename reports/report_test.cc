@@ -202,6 +202,28 @@ TEST(Escaping, SamplerControlledStringsAreText) {
   }
 }
 
+// SPEC TEXT-2: ESC, CR and C1 controls from a sampler's strings went raw into <title> and the
+// sampler's name (`cat report.html` cleared the terminal); now each is visible text, in every
+// rendered string (the name, the version, a failure's message).
+TEST(Escaping, ControlCharactersAreVisibleTextInHtml) {
+  Report r = Synthetic();
+  const std::string hostile =
+      "a\x1b[2J\rb\xc2\x9b"
+      "31mc\x07\x7f";
+  r.sampler["name"] = hostile;
+  r.sampler["version"] = hostile;
+  for (TestResult& t : r.results) {
+    if (t.failure) t.failure->message = hostile;
+  }
+  const std::string html = RenderHtml(r);
+  for (const std::string raw : {"\x1b", "\r", "\xc2\x9b", "\x07", "\x7f"}) {
+    EXPECT_EQ(html.find(raw), std::string::npos) << "raw control " << static_cast<int>(raw.back());
+  }
+  EXPECT_NE(html.find("<title>sampcert report: a\\x1b[2J\\x0db\\u009B31mc\\x07\\x7f</title>"),
+            std::string::npos);
+  EXPECT_EQ(HtmlEscape("tab\tand\nnewline stay"), "tab\tand\nnewline stay");
+}
+
 TEST(Json, RoundTripKeepsNanAndInfinity) {
   const Report r = Synthetic();
   const nlohmann::json j = ReportToJson(r);

@@ -97,11 +97,13 @@ bool IsBidiControl(char32_t cp) {
          (cp >= 0x2066 && cp <= 0x2069);
 }
 
-std::string VisibleBidi(std::string_view text) {
+std::string VisibleControls(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   ForEachCodePoint(text, [&](char32_t cp) {
-    if (IsBidiControl(cp)) {
+    if ((cp < 0x20 && cp != '\t' && cp != '\n') || cp == 0x7F) {
+      out += Hex("\\x%02x", static_cast<unsigned>(cp));
+    } else if ((cp >= 0x80 && cp <= 0x9F) || IsBidiControl(cp)) {
       out += Hex("\\u%04X", static_cast<unsigned>(cp));
     } else {
       AppendUtf8(cp, &out);

@@ -22,9 +22,12 @@ std::string SanitizeUtf8(std::string_view text);
 // path can read as something else. Every output writes them as visible text, never raw.
 bool IsBidiControl(char32_t cp);
 
-// SanitizeUtf8, then each bidirectional control written as the visible text \u202E (for HTML,
-// whose own escaping then handles the markup characters).
-std::string VisibleBidi(std::string_view text);
+// For HTML (whose own escaping then handles the markup characters): SanitizeUtf8, then each
+// bidirectional control written as the visible text \u202E, and each C0 control but tab and
+// newline, DEL and each C1 control as \xNN or \u00NN (SPEC TEXT-2: ESC, CR and C1 controls
+// raw in report.html drove the terminal of whoever ran `cat` on it). Tab and newline stay: in
+// HTML they are white space, and on a terminal harmless.
+std::string VisibleControls(std::string_view text);
 
 // For the terminal: SanitizeUtf8, then C0 controls, DEL, C1 controls (U+0080..U+009F, which
 // some terminals also obey) and bidirectional controls written as \xNN / \u00NN / \u202e.

@@ -149,7 +149,7 @@ TEST(Bidi, ControlsAreVisibleTextInEveryOutput) {
       "def\xE2\x81\xA6\xE2\x80\x8F\xD8\x9C";
   EXPECT_EQ(EscapeForTerminal(name), "abc\\u202edef\\u2066\\u200f\\u061c");
   EXPECT_EQ(XmlEscape(name), "abc\\u202Edef\\u2066\\u200F\\u061C");
-  EXPECT_EQ(VisibleBidi(name), "abc\\u202Edef\\u2066\\u200F\\u061C");
+  EXPECT_EQ(VisibleControls(name), "abc\\u202Edef\\u2066\\u200F\\u061C");
   for (char32_t cp : {0x061C, 0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066,
                       0x2067, 0x2068, 0x2069}) {
     EXPECT_TRUE(IsBidiControl(cp)) << static_cast<unsigned>(cp);
