@@ -11,6 +11,7 @@ import importlib.util
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -129,7 +130,8 @@ def _module_name(module) -> Optional[str]:
         spec = getattr(module, "__spec__", None)
         name = getattr(spec, "name", None)
     file = getattr(module, "__file__", None)
-    if not name or not file or name == "__main__":
+    # __sampcert_main__: a file the sampler's process (or load_sampler) ran by its path.
+    if not name or not file or name in ("__main__", "__sampcert_main__"):
         return None
     try:
         spec = importlib.util.find_spec(name)
@@ -176,6 +178,13 @@ def sampler_command(sampler, info=None, dtypes: Optional[Sequence[str]] = None,
     """The --sampler argument for `sampler`: a built-in name or plug-in path as given, an exec:
     command as given, and for a Python function or class the exec: command that serves it with
     this interpreter."""
+    return _sampler_argv(sampler, info, dtypes, arrays)[0]
+
+
+def _sampler_argv(sampler, info=None, dtypes: Optional[Sequence[str]] = None,
+                  arrays: str = "numpy") -> Tuple[str, Optional[Dict[str, Any]]]:
+    """(the --sampler argument, and for a Python sampler what replay() needs to load it: its
+    target, paths, declaration and arrays)."""
     if isinstance(sampler, os.PathLike):
         sampler = os.fspath(sampler)
     if isinstance(sampler, str):
@@ -183,8 +192,8 @@ def sampler_command(sampler, info=None, dtypes: Optional[Sequence[str]] = None,
             raise TypeError("info= and arrays= are for a Python sampler; a plug-in, built-in "
                             "or exec: sampler declares itself")
         if sampler.startswith("exec:") or ("/" not in sampler and not sampler.endswith(".so")):
-            return sampler
-        return str(Path(sampler).resolve())
+            return sampler, None
+        return str(Path(sampler).resolve()), None
     if not callable(sampler):
         raise TypeError(f"sampcert.certify: a sampler is a built-in name, a plug-in path, an "
                         f"exec: command, or a Python function or class; not "
@@ -197,15 +206,19 @@ def sampler_command(sampler, info=None, dtypes: Optional[Sequence[str]] = None,
     argv = [sys.executable, str(_PACKAGE_DIR / "_serve.py")]
     for p in paths:
         argv += ["--path", p]
+    info_json = None
     if info is not None or dtypes is not None:
         # Otherwise the sampler's process declares it: its `info` (the function's or class's
         # attribute, or one its instance sets), else f32 only under its name.
-        argv += ["--info", json.dumps(_python_info(sampler, info, dtypes), sort_keys=True,
-                                      separators=(",", ":"))]
+        info_json = json.dumps(_python_info(sampler, info, dtypes), sort_keys=True,
+                               separators=(",", ":"))
+        argv += ["--info", info_json]
     if arrays != "numpy":
         argv += ["--arrays", arrays]
     argv.append(target)
-    return "exec:" + " ".join(shlex.quote(a) for a in argv)
+    python = {"target": target, "paths": paths, "info": info_json, "arrays": arrays,
+              "argv": argv}
+    return "exec:" + " ".join(shlex.quote(a) for a in argv), python
 
 
 # ---- The report --------------------------------------------------------------------------
@@ -296,6 +309,9 @@ class Report:
         self.known_failures: List[Failure] = [self._failure(r) for r in results
                                               if r["status"] == "KnownFailure"]
         self.expectation_differences: List[Any] = list(verdict.get("expectation_differences", []))
+        # For a Python sampler certify() served: its target, paths, declaration, arrays, seed
+        # (what the debugging snippet of describe() needs).
+        self.python: Optional[Dict[str, Any]] = None
 
     def _failure(self, r: Dict[str, Any]) -> Failure:
         f = r.get("failure", {})
@@ -337,7 +353,12 @@ class Report:
                        "failed" if self.not_reached else "")
             lines.append(f"{len(causes)} root cause{'s' if len(causes) != 1 else ''} "
                          f"({len(self.failures)} failing results{reached}):")
-            lines += ["  " + c.summary() for c in causes[:limit]]
+            for i, c in enumerate(causes[:limit]):
+                lines.append("  " + c.summary())
+                if i < 3 and c.row_file is not None and self.python is not None:
+                    lines.append("    debug it here (paste into Python; a breakpoint in the "
+                                 "sampler stops):")
+                    lines += ["      " + x for x in self.debug_snippet(c).splitlines()]
             if len(causes) > limit:
                 lines.append(f"  ... and {len(causes) - limit} more (see the report)")
         if self.known_failures:
@@ -347,6 +368,25 @@ class Report:
         report = self.files.get("html", self.files.get("json"))
         if report is not None:
             lines.append(f"report: {report}")
+        return "\n".join(lines)
+
+    def debug_snippet(self, cause: Union["RootCause", Failure]) -> str:
+        """Python that loads `cause`'s row and replays this report's Python sampler on it in
+        the calling process (sampcert.load_row, load_sampler, replay)."""
+        if self.python is None or cause.row_file is None:
+            return ""
+        p = self.python
+        lines = ["import sampcert"]
+        paths = f", path={p['paths']!r}" if p["paths"] else ""
+        lines.append(f"fn = sampcert.load_sampler({p['target']!r}{paths})")
+        lines.append(f"row = sampcert.load_row({str(cause.row_file)!r})")
+        extra = ""
+        if p["info"]:
+            lines.append(f"info = sampcert.protocol.Info(**{json.loads(p['info'])!r})")
+            extra += ", info=info"
+        if p["arrays"] != "numpy":
+            extra += f", arrays={p['arrays']!r}"
+        lines.append(f"print(sampcert.replay(fn, row, draws=1000, seed={p['seed']}{extra}))")
         return "\n".join(lines)
 
     def assert_conformant(self) -> "Report":
@@ -375,10 +415,11 @@ class Report:
 
 def certify(sampler, profile: str = "quick", dtypes: Optional[Sequence[str]] = None,
             expect: Optional[Union[str, Path]] = None, config: Optional[str] = None, *,
-            info=None, seed: int = 1, out: Optional[Union[str, Path]] = None, jobs: int = 1,
+            info=None, seed: int = 1, out: Optional[Union[str, Path]] = None,
+            jobs: Optional[int] = None,
             max_draws: Optional[int] = None, item_timeout: Optional[float] = None,
             expect_non_strict: bool = False, arrays: str = "numpy",
-            echo: bool = False) -> Report:
+            echo: bool = False, fork_server: bool = True) -> Report:
     """Certify `sampler` with `sampcert run` and return its Report.
 
     sampler: a Python function `f(batch, seed, first_draw, draws_per_row) -> tokens` or a class
@@ -407,8 +448,10 @@ def certify(sampler, profile: str = "quick", dtypes: Optional[Sequence[str]] = N
     python_sampler = callable(sampler) and not isinstance(sampler, (str, os.PathLike))
     if arrays not in ("numpy", "torch", "jax"):
         raise ValueError(f"arrays must be 'numpy', 'torch' or 'jax', not {arrays!r}")
-    command = sampler_command(sampler, info=info, dtypes=dtypes if python_sampler else None,
-                              arrays=arrays)
+    command, python = _sampler_argv(sampler, info=info,
+                                    dtypes=dtypes if python_sampler else None, arrays=arrays)
+    if jobs is None:
+        jobs = default_jobs()
     argv = [executable(), "run", "--sampler", command, "--profile", profile, "--seed", str(seed),
             "--jobs", str(jobs)]
     if not python_sampler and dtypes:
@@ -432,20 +475,8 @@ def certify(sampler, profile: str = "quick", dtypes: Optional[Sequence[str]] = N
         argv += ["--item-timeout", str(item_timeout)]
     # A report left in `out` by an earlier run must never answer for this one.
     Path(out, "report.json").unlink(missing_ok=True)
-    if echo:
-        # The output goes to this process's stdout as it comes, and is kept too.
-        lines = []
-        with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              errors="replace") as proc:
-            for line in proc.stdout:
-                sys.stdout.write(line)
-                lines.append(line)
-        output = "".join(lines)
-    else:
-        proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              errors="replace")
-        output = proc.stdout
-    code = proc.returncode
+    with _ForkServer(python["argv"] if python and fork_server else None) as env:
+        code, output = _run(argv, echo, env)
     if code in _NO_REPORT:
         raise CertifyError(f"sampcert run exited {code} ({_NO_REPORT[code]}), no report:\n"
                            f"{output[-4000:]}", code, output)
@@ -457,4 +488,72 @@ def certify(sampler, profile: str = "quick", dtypes: Optional[Sequence[str]] = N
         raise CertifyError(f"sampcert run exited {code}, but its report says {report.exit_code} "
                            f"({report.text}): not this run's report\n{output[-4000:]}", code,
                            output)
+    report.python = dict(python, seed=seed) if python else None
     return report
+
+
+def default_jobs() -> int:
+    """The cores this process may use (its CPU affinity), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _run(argv, echo: bool, env) -> Tuple[int, str]:
+    if echo:
+        # The output goes to this process's stdout as it comes, and is kept too.
+        lines = []
+        with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              errors="replace", env=env) as proc:
+            for line in proc.stdout:
+                sys.stdout.write(line)
+                lines.append(line)
+        output = "".join(lines)
+    else:
+        proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              errors="replace", env=env)
+        output = proc.stdout
+    return proc.returncode, output
+
+
+class _ForkServer:
+    """certify()'s fork server (_fork_server.py) for the sampler command `argv` (None: none):
+    started and ready (the sampler imported) on entry, the environment for `sampcert run` as
+    the value, stopped with its children on exit. A server that fails to start is no error:
+    every sampler process then loads the sampler itself, and reports what fails."""
+
+    def __init__(self, argv: Optional[List[str]]):
+        self.argv = argv
+        self.proc = None
+        self.folder = None
+
+    def __enter__(self) -> Optional[Dict[str, str]]:
+        if self.argv is None:
+            return None
+        self.folder = tempfile.mkdtemp(prefix="sampcert-fork-")
+        path = os.path.join(self.folder, "socket")
+        argv = self.argv[:2] + ["--fork-server", path] + self.argv[2:]
+        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, text=True)
+        while True:  # what the sampler's module prints while it loads comes first
+            line = self.proc.stdout.readline()
+            if not line:  # it could not load: every sampler process loads it and says why
+                self.proc.wait()
+                return None
+            if line == "ready\n":
+                break
+        return dict(os.environ, SAMPCERT_FORK_SERVER=path)
+
+    def __exit__(self, *exc) -> None:
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                self.proc.terminate()
+                try:
+                    self.proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
+            self.proc.stdout.close()
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
