@@ -117,6 +117,13 @@ def test_debugging(work):
     except AssertionError as failure:
         check("outside the reference's kept set" in str(failure), str(failure))
 
+    def drops_the_least_token(batch, seed, first_draw, draws_per_row):
+        t = softmax_sampler(batch, seed, first_draw, draws_per_row)
+        t[t == 0] = 1  # token 0 (p = 0.09) is never drawn: 180 of 2000 expected
+        return t
+    dropped = sampcert.replay(drops_the_least_token, valid, draws=2000)
+    check(not dropped.ok and "token 0 must be kept" in dropped.describe(), dropped.describe())
+
     def raising(batch, seed, first_draw, draws_per_row):
         raise ZeroDivisionError("the sampler's own bug")
     try:

@@ -11,8 +11,9 @@ reference runs the sampcert executable (`sampcert reference --row FILE`), the sa
 reference the suite checks against. replay calls the sampler in this process (no child, no
 protocol) and checks its result with the suite's exact checks: an error for an invalid row, and
 for a valid one tokens of the right shape, in range and never outside the reference's kept set
-(must-drop or outside-support); probabilities, when the sampler has them, finite, non-negative,
-summing to 1 and 0 outside the kept set. The statistical checks of a certification need its
+(must-drop or outside-support), and no must-keep token expected 30 times or more left undrawn
+(by chance: at most e^-30); probabilities, when the sampler has them, finite, non-negative,
+summing to 1, above 0 on every must-keep token and 0 outside the kept set. The statistical checks of a certification need its
 planned draws: replay shows the counts beside the expected ones, and `sampcert run` decides.
 """
 
@@ -283,6 +284,18 @@ def replay(sampler, row, draws: int = 1000, seed: int = 1, first_draw: int = 0, 
         problems.append(f"{bad.size} of {tokens.size} draws outside the reference's kept set: "
                         f"token {first} (logit {ref.logits[first]:g}, reference probability "
                         f"{ref.probabilities[first]:.17g}, {ref.classes[first]})")
+    # A must-keep token expected at least 30 times and never drawn: by chance at most e^-30
+    # (about 1e-13), so a dropped token, not noise.
+    if inside.size == tokens.size and tokens.size:
+        expected = ref.probabilities * tokens.size
+        counts = np.bincount(inside, minlength=ref.vocab)
+        never = np.flatnonzero((counts == 0) & (expected >= 30) &
+                               np.array([c == "must-keep" for c in ref.classes]))
+        if never.size:
+            t = int(never[0])
+            problems.append(f"token {t} must be kept (reference probability "
+                            f"{ref.probabilities[t]:.6g}, {expected[t]:.1f} draws expected) but "
+                            f"was never drawn in {tokens.size}")
     probs = None
     if probabilities_fn is not None:
         probs = np.asarray(protocol._as_numpy(probabilities_fn(given)),
@@ -294,6 +307,11 @@ def replay(sampler, row, draws: int = 1000, seed: int = 1, first_draw: int = 0, 
         else:
             if abs(probs.sum() - 1.0) > 1e-5:
                 problems.append(f"probabilities sum to {probs.sum():.9g}, not 1")
+            must = np.array([c == "must-keep" for c in ref.classes], dtype=bool)
+            lost = np.flatnonzero(must & (probs == 0))
+            if lost.size:
+                problems.append(f"probabilities: token {lost[0]} must be kept (reference "
+                                f"probability {ref.probabilities[lost[0]]:.6g}) but has 0")
             dropped = np.flatnonzero((probs > 0) & ~allowed)
             if dropped.size:
                 problems.append(f"probabilities: {dropped.size} tokens outside the kept set "
