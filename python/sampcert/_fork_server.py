@@ -11,7 +11,7 @@ serves them, and the process waits for the child and exits with its status. Othe
 when the server cannot be reached, the process serves the sampler itself.
 
 The child is not a descendant of the process the tool started: the tool's syscall filter does
-not reach it (SPEC section 12). It takes over that process's resource limits (the item's CPU
+not reach it (SPEC section 14). It takes over that process's resource limits (the item's CPU
 time and memory), and its status is that process's status, so a child that runs out of CPU time
 is a Timeout as without the server. The server kills a child when the process
 that asked for it dies (a killed worker, a timeout), and every child dies with the server.

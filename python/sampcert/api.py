@@ -435,7 +435,12 @@ def certify(sampler, profile: str = "quick", dtypes: Optional[Sequence[str]] = N
       dtype, row.mask; no copies) instead of numpy arrays, "jax" JAX arrays (the same fields;
       bf16's native is one copy); it may return tensors or arrays either way.
     out: the report folder (default: a new temporary folder, kept). echo: pass sampcert's output
-      through to this process's stdout as it runs.
+      through to this process's stdout as it runs. jobs: worker processes (default: the cores
+      this process may use).
+    fork_server: for a Python sampler, import it once in a server process and fork each
+      sampler process from it (a torch sampler then costs its import once, not once per worker
+      and restart); such children run outside the tool's system-call filter (SPEC section 14)
+      with the worker's resource limits. False starts every sampler process afresh.
     Raises CertifyError when no report could be written (exit codes 2, 3, 4).
     """
     if _IN_SAMPLER_PROCESS:
