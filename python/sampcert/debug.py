@@ -13,8 +13,9 @@ protocol) and checks its result with the suite's exact checks: an error for an i
 for a valid one tokens of the right shape, in range and never outside the reference's kept set
 (must-drop or outside-support), and no must-keep token expected 30 times or more left undrawn
 (by chance: at most e^-30); probabilities, when the sampler has them, finite, non-negative,
-summing to 1, above 0 on every must-keep token and 0 outside the kept set. The statistical checks of a certification need its
-planned draws: replay shows the counts beside the expected ones, and `sampcert run` decides.
+summing to 1, above 0 on every must-keep token and 0 outside the kept set. The statistical
+checks of a certification need its planned draws: replay shows the counts beside the expected
+ones, and `sampcert run` decides.
 """
 
 import dataclasses

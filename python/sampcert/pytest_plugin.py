@@ -10,8 +10,8 @@ else it is under the test's
 tmp_path (pytest keeps the last three sessions' tmp_path folders). A failing assert_conformant()
 fails the test with the verdict, each root cause with its input and one-line reproduction, and
 the report's path, and for each of the first root causes a Python snippet that replays the
-sampler on its row in-process (sampcert.replay); each report folder is also recorded as the test's `sampcert_report` property
-(pytest's JUnit XML carries it).
+sampler on its row in-process (sampcert.replay); each report folder is also recorded as the
+test's `sampcert_report` property (pytest's JUnit XML carries it).
 """
 
 import hashlib
