@@ -481,6 +481,10 @@ def certify(sampler, profile: str = "quick", dtypes: Optional[Sequence[str]] = N
     # A report left in `out` by an earlier run must never answer for this one.
     Path(out, "report.json").unlink(missing_ok=True)
     with _ForkServer(python["argv"] if python and fork_server else None) as env:
+        env = dict(env if env is not None else os.environ)
+        tool = _tool_command()
+        if tool is not None:
+            env["SAMPCERT_TOOL_COMMAND"] = tool
         code, output = _run(argv, echo, env)
     if code in _NO_REPORT:
         raise CertifyError(f"sampcert run exited {code} ({_NO_REPORT[code]}), no report:\n"
@@ -495,6 +499,19 @@ def certify(sampler, profile: str = "quick", dtypes: Optional[Sequence[str]] = N
                            output)
     report.python = dict(python, seed=seed) if python else None
     return report
+
+
+def _tool_command() -> Optional[str]:
+    """How the reproduction lines name the tool ($SAMPCERT_TOOL_COMMAND): `sampcert` where that
+    name on PATH is this environment's console script, else this interpreter's `-m sampcert`;
+    None (the tool names its own path) for $SAMPCERT_EXECUTABLE."""
+    if os.environ.get("SAMPCERT_EXECUTABLE"):
+        return None
+    found = shutil.which("sampcert")
+    mine = Path(sys.executable).parent / "sampcert"
+    if found and os.path.realpath(found) == os.path.realpath(mine):
+        return "sampcert"
+    return f"{shlex.quote(sys.executable)} -m sampcert"
 
 
 def default_jobs() -> int:
