@@ -6,6 +6,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <system_error>
 
 #include "adapters/declarations.h"
 #include "certify/certify.h"
@@ -15,6 +17,7 @@
 #include "cli/run_command.h"
 #include "cli/sampler_commands.h"
 #include "cli/version.h"
+#include "properties/reproduction.h"
 #include "reports/verdict.h"
 #include "results/shell_quote.h"
 #include "results/text.h"
@@ -24,6 +27,34 @@ namespace {
 using sampcert::cli::NotEmpty;
 using sampcert::cli::Seconds;
 using sampcert::cli::WholeNumber;
+
+// The words that run this tool from a shell, for the reproduction lines: $SAMPCERT_TOOL_COMMAND
+// where the Python package sets it; `sampcert` where that name on PATH is this executable;
+// else this executable's absolute path (a prefix install's bin/ is often not on PATH).
+std::string ToolCommandHere() {
+  if (const char* given = std::getenv("SAMPCERT_TOOL_COMMAND"); given != nullptr && *given) {
+    return given;
+  }
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::canonical("/proc/self/exe", ec);
+  if (ec) return "sampcert";
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path != nullptr ? path : "";
+  while (!dirs.empty()) {
+    const std::size_t colon = dirs.find(':');
+    const std::string_view dir = dirs.substr(0, colon);
+    dirs = colon == std::string_view::npos ? std::string_view{} : dirs.substr(colon + 1);
+    if (dir.empty()) continue;
+    std::error_code found;
+    const std::filesystem::path candidate =
+        std::filesystem::canonical(std::filesystem::path(dir) / "sampcert", found);
+    if (!found) {
+      if (candidate == self) return "sampcert";
+      break;  // the first `sampcert` on PATH is another one
+    }
+  }
+  return sampcert::results::ShellQuote(self.string());
+}
 
 // --seed and --row-id: decimal digits only, in [0, 2^64-1], checked on the text. CLI11's own
 // conversion of a uint64 takes "-1", 2^64 and 2^64+1 alike as 2^64-1 without a word.
@@ -220,6 +251,7 @@ int main(int argc, char** argv) {
                            "An earlier expectations file (either format): its reasons are kept");
   expectations->add_option("-o,--output", render_out, "Output file (default: standard output)");
 
+  sampcert::properties::SetToolCommand(ToolCommandHere());
   app.set_version_flag("--version", sampcert::cli::VersionLine());
   // CLI11's own exit codes (104-109 and more) are usage errors like any other: exit 2, the
   // documented code for them. --help and --version (exit 0) stay 0.

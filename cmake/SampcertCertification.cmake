@@ -56,6 +56,14 @@ function(sampcert_add_certification)
               --jobs ${arg_JOBS} --out ${out})
   if(arg_EXPECT)
     get_filename_component(expect ${arg_EXPECT} ABSOLUTE BASE_DIR ${CMAKE_CURRENT_SOURCE_DIR})
+    # Checked here: a missing file would fail only when ctest runs ("cannot read expectations
+    # file"), far from the line that names it.
+    if(NOT EXISTS ${expect} OR IS_DIRECTORY ${expect})
+      message(FATAL_ERROR
+              "sampcert_add_certification: EXPECT file ${expect} does not exist. Write it from a "
+              "complete run with `sampcert expectations DIR/report.json -o ${arg_EXPECT}`, or "
+              "leave EXPECT out to require a conformant verdict.")
+    endif()
     list(APPEND command --expect ${expect})
   endif()
   if(DEFINED arg_CONFIG)

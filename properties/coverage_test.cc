@@ -19,6 +19,7 @@
 #include "properties/conformance.h"
 #include "properties/plan.h"
 #include "properties/portable_random.h"
+#include "properties/row_case.h"
 #include "registry/open_sampler.h"
 #include "sampcert/reference_distribution.h"
 #include "sampcert/sampler_abi.h"
@@ -345,6 +346,24 @@ TEST(Coverage, DesignRowRerunsByItsCaseIndex) {
   }
   EXPECT_TRUE(again) << failing->property << " on " << failing->failure->input
                      << " does not fail again under --case " << index;
+  // Run alone, the failing design row is shrunk (by halves of its tokens) like a generated
+  // row: its row file holds fewer tokens than the row as designed.
+  bool shrunk_checked = false;
+  for (const results::TestResult& r : one) {
+    if (r.property != failing->property || r.family != "design" || !r.failure) continue;
+    shrunk_checked = true;
+    // The input is the row as designed ("f32 V=1025 T=..."), the row file the shrunk one.
+    const std::size_t v_at = r.failure->input.find(" V=");
+    ASSERT_NE(v_at, std::string::npos) << r.failure->input;
+    const std::size_t designed = std::stoull(r.failure->input.substr(v_at + 3));
+    Expected<RowCase> minimal = RowCaseFromRowFile(r.failure->row);
+    ASSERT_TRUE(minimal.ok()) << minimal.error().message;
+    std::cout << "design row of " << designed << " tokens shrunk to " << minimal->vocab() << " ("
+              << r.property << ")\n";
+    EXPECT_LT(minimal->vocab(), designed) << "the design row of " << designed
+                                          << " tokens was not shrunk: " << r.failure->minimal_input;
+  }
+  EXPECT_TRUE(shrunk_checked) << "the one-case run has no " << failing->property << " failure";
   // The keys of the one-case run are those its run returns.
   std::set<std::pair<std::string, std::string>> keys;
   for (const results::TestResult& r : one) keys.emplace(r.property, r.family);

@@ -18,6 +18,12 @@ namespace sampcert::properties {
 std::string ReproductionCommand(const std::string& sampler_arg, const Plan& plan,
                                 const PlanItem& item, int64_t only_case = -1);
 
+// The tool's words at the start of every reproduction command, shell-quoted: "sampcert" unless
+// the tool sets another (cli/sampcert_main.cc: its own path where `sampcert` on PATH is not
+// this tool). Set once, before any run, from the main thread.
+void SetToolCommand(std::string command);
+const std::string& ToolCommand();
+
 }  // namespace sampcert::properties
 
 #endif  // SAMPCERT_PROPERTIES_REPRODUCTION_H_

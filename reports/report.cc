@@ -153,7 +153,7 @@ json ReportToJson(const Report& report) {
   }
   json causes = json::array();
   for (const RootCause& g : RootCauses(report.results)) {
-    const TestResult& lead = report.results[g.results.front()];
+    const TestResult& lead = report.results[g.lead];
     json dtypes = json::array(), families = json::array();
     for (const std::string& d : g.dtypes) dtypes.push_back(results::SanitizeUtf8(d));
     for (const std::string& f : g.families) families.push_back(results::SanitizeUtf8(f));
@@ -626,10 +626,9 @@ std::string KnownFailures(const std::vector<TestResult>& results) {
     const auto& [property, status, reason] = key;
     std::string dtypes;
     for (const std::string& d : g.dtypes) dtypes += (dtypes.empty() ? "" : " ") + d;
-    constexpr std::size_t kReason = 150;
-    out +=
-        fmt::format("  {:<10} {:<12} {:>3} ({}): {}{}\n", S(property), status, g.count, S(dtypes),
-                    S(reason.substr(0, kReason)), reason.size() > kReason ? " ..." : "");
+    // The whole reason: it is the expectations file's own words, and the terminal wraps it.
+    out += fmt::format("  {:<10} {:<12} {:>3} ({}): {}\n", S(property), status, g.count, S(dtypes),
+                       S(reason));
   }
   return out;
 }

@@ -52,6 +52,13 @@ bool Consequence(const TestResult& r) {
   return !r.failure && std::string_view(r.note).substr(0, kNotReached.size()) == kNotReached;
 }
 
+// Which result of a root cause leads (smaller first): one with a failure record before one
+// without, one with its complete input (a row) before one without, then the smaller input.
+std::tuple<bool, bool, std::size_t> LeadKey(const TestResult& r) {
+  if (!r.failure) return {true, true, 0};
+  return {false, r.failure->row.empty(), r.failure->row.size()};
+}
+
 }  // namespace
 
 std::string MessageClass(std::string_view message) {
@@ -92,16 +99,22 @@ std::vector<RootCause> RootCauses(const std::vector<TestResult>& results) {
       g.property = r.property;
       g.status = r.status;
       g.message_class = cls;
-      if (r.failure) {
-        g.message = r.failure->message;
-        g.input = r.failure->minimal_input.empty() ? r.failure->input : r.failure->minimal_input;
-        g.reproduction = r.failure->reproduction;
-        g.row_file = r.failure->row_file;
-      } else {
-        g.message = r.note;
-      }
+      g.lead = i;
+    } else if (LeadKey(r) < LeadKey(results[g.lead])) {
+      g.lead = i;
     }
     g.results.push_back(i);
+  }
+  for (auto& [key, g] : groups) {
+    const TestResult& r = results[g.lead];
+    if (r.failure) {
+      g.message = r.failure->message;
+      g.input = r.failure->minimal_input.empty() ? r.failure->input : r.failure->minimal_input;
+      g.reproduction = r.failure->reproduction;
+      g.row_file = r.failure->row_file;
+    } else {
+      g.message = r.note;
+    }
   }
   std::vector<RootCause> out;
   out.reserve(groups.size());

@@ -23,8 +23,12 @@ struct RootCause {
   std::vector<std::size_t> results;   // indices into the results, in their (canonical) order
   std::vector<std::string> dtypes;    // f32, f16, bf16 order, each once
   std::vector<std::string> families;  // sorted, each once
-  // The result shown, the first of `results`: its failure record's message, input (shrunk
-  // where shrinking ran), reproduction and row file; its note alone where it has no record.
+  // The result shown (`lead`, an index into the results): of the group's results with a
+  // failure record, the one whose complete input (its row file) is smallest, the first of
+  // those on a tie; a shrunk 6-token row leads before an unshrunk 1,025-token design row. Its
+  // message, input (shrunk where shrinking ran), reproduction and row file; its note alone
+  // where no result has a record.
+  std::size_t lead = 0;
   std::string message, input, reproduction, row_file;
 };
 

@@ -58,10 +58,36 @@ TEST(RootCausesTest, OneDefectAcrossRowsAndDtypesIsOneCause) {
   EXPECT_EQ(causes[0].results, (std::vector<std::size_t>{0, 1, 3}));
   EXPECT_EQ(causes[0].dtypes, (std::vector<std::string>{"f32", "bf16"}));
   EXPECT_EQ(causes[0].families, (std::vector<std::string>{"flat_V64", "zipf_V9"}));
-  EXPECT_EQ(causes[0].input, "flat_V64 input");  // the lead is the group's first result
+  EXPECT_EQ(causes[0].input, "flat_V64 input");  // no rows: the lead is the group's first
   // Two ways of getting invalid input wrong are two causes, ordered by property then class.
   EXPECT_EQ(causes[1].message_class, "returned error NumericalFailure");
   EXPECT_EQ(causes[2].message_class, "returned token # for invalid input");
+}
+
+TEST(RootCausesTest, TheSmallestCompleteInputLeads) {
+  // An unshrunk design row of 1,025 tokens first, a shrunk 6-token row later: the small one
+  // leads (its input, row file and reproduction), whatever the order of the results.
+  std::vector<TestResult> rs = {
+      Failed("SUPP-1", "f32", "design_V1025", Status::kFail, "token 7 is outside the support"),
+      Failed("SUPP-1", "f32", "no_record", Status::kFail, "token 8 is outside the support"),
+      Failed("SUPP-1", "f16", "overflow", Status::kFail, "token 2 is outside the support"),
+      Failed("SUPP-1", "bf16", "overflow", Status::kFail, "token 3 is outside the support"),
+  };
+  rs[0].failure->row = std::string(1025 * 12, 'x');
+  rs[0].failure->row_file = "row.big.json";
+  rs[1].failure->row.clear();
+  rs[2].failure->row = std::string(6 * 12, 'x');
+  rs[2].failure->row_file = "row.small.json";
+  rs[2].failure->minimal_input = "6 tokens";
+  rs[3].failure->row = std::string(6 * 12, 'x');  // as small, but later: the first one leads
+  rs[3].failure->row_file = "row.later.json";
+  const std::vector<RootCause> causes = RootCauses(rs);
+  ASSERT_EQ(causes.size(), 1u);
+  EXPECT_EQ(causes[0].lead, 2u);
+  EXPECT_EQ(causes[0].row_file, "row.small.json");
+  EXPECT_EQ(causes[0].input, "6 tokens");
+  EXPECT_EQ(causes[0].message, "token 2 is outside the support");
+  EXPECT_EQ(causes[0].results, (std::vector<std::size_t>{0, 1, 2, 3}));
 }
 
 TEST(RootCausesTest, KnownAndPassingResultsAreNoCauseAndNotReachedIsCounted) {

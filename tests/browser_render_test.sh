@@ -45,7 +45,7 @@ grep -qF 'class="verdict bad">NOT CONFORMANT' <<<"$dom" ||
   { echo "FAIL: naive's report is not NOT CONFORMANT"; status=1; }
 # The top of the page (SPEC REPORT-1): the verdict, then the root causes, each with its
 # reproduction, before the matrix; run details collapsed.
-[[ "$dom" == *'id="verdict"'*'id="root-causes"'*'Reproduce: <code>sampcert run --sampler naive'*'id="matrix"'* ]] ||
+[[ "$dom" == *'id="verdict"'*'id="root-causes"'*'Reproduce: <code>'*'sampcert run --sampler naive'*'id="matrix"'* ]] ||
   { echo "FAIL: naive's report does not open with its root causes and their reproductions"; status=1; }
 grep -qE '<details id="run"><summary>' <<<"$dom" ||
   { echo "FAIL: the run details are not collapsed below the root causes"; status=1; }

@@ -2,18 +2,23 @@
 """Runs the `run:` steps of examples/ci/github-actions.yml here, as GitHub would run them.
 
   github_actions_recipe_test.py WORKFLOW --workspace DIR --checkout SRC [--env NAME=VALUE]...
+                                [--var NAME=VALUE]...
 
 DIR is made afresh and gets a copy of SRC, standing in for the checkout of the sampler's
-repository. Each step of the one job runs in order, from DIR, with the job's env (each --env
-overriding one of its names), under GitHub's `shell: bash` (bash --noprofile --norc -eo
+repository. The jobs run in order, each after the jobs it `needs` (one that needs a failed job
+runs only with `if: always()`), a job with a matrix once per value of its one key, all in DIR:
+that one workspace stands in for the checkouts and for the artifacts that carry the shards'
+reports to the merge job. Each step runs from DIR with its job's env, where ${{ vars.NAME }} is
+the --var given (an unset variable is empty, as on GitHub) and ${{ matrix.KEY }} the run's
+value, each --env overriding a name, under GitHub's `shell: bash` (bash --noprofile --norc -eo
 pipefail); a failed step fails the test and, as on GitHub, only `if: always()` steps run after
-it. The steps in SKIPPED are not run, each for the reason written there; every other step must
-be a `run:` step. At the end the files the skipped upload and publish steps would take must be
-in DIR.
+it; a cache is never hit here. The steps in SKIPPED are not run, each for the reason written
+there; every other step must be a `run:` step. At the end the files the skipped upload and
+publish steps would take must be in DIR.
 
 The workflow is read by the small parser below (Debian's python3-yaml is not always installed),
 for the subset of YAML the workflow keeps to; where PyYAML imports, the test also checks that
-both read the job alike.
+both read the jobs alike.
 """
 import argparse
 import os
@@ -27,15 +32,21 @@ import time
 # name -> why the step does not run here. A name that no step has fails the test.
 SKIPPED = {
     "Install git": "apt-get as root: changes the machine",
+    "Install the runtime libraries": "apt-get as root: changes the machine",
     "Check out the sampler": "GitHub: --checkout stands in for it",
     "Check out sampcert": "GitHub: the ctest's source tree stands in for it",
     "Install sampcert's build dependencies": "apt-get as root: changes the machine",
+    "Restore sampcert from the cache": "GitHub's cache: a miss is what runs here",
     "Build sampcert": "a whole release build: the ctest's build tree (SAMPCERT_BUILD) stands in",
+    "Upload the shard's report set": "GitHub: the shards share this one workspace instead",
+    "Download the shards' report sets": "GitHub: the shards share this one workspace instead",
     "Upload the report set": "GitHub: the files it takes are checked instead",
     "Publish the JUnit results": "GitHub: the files it takes are checked instead",
 }
 # The inputs of the skipped steps that must exist after the run: (step, `with:` key).
 SKIPPED_INPUTS = [("Upload the report set", "path"), ("Publish the JUnit results", "report_paths")]
+# The `if:` conditions understood here: always(), and a cache miss (nothing is cached here).
+CONDITIONS = ("", "always()", "steps.sampcert-cache.outputs.cache-hit != 'true'")
 
 
 class YamlError(Exception):
@@ -201,72 +212,63 @@ def as_strings(node):
     return str(node)
 
 
-def the_job(document):
+def the_jobs(document):
     jobs = document.get("jobs")
-    if not isinstance(jobs, dict) or len(jobs) != 1:
-        raise YamlError("the workflow must have exactly one job")
-    return next(iter(jobs.values()))
+    if not isinstance(jobs, dict) or not jobs:
+        raise YamlError("the workflow has no jobs")
+    return jobs
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("workflow")
-    parser.add_argument("--workspace", required=True)
-    parser.add_argument("--checkout", required=True)
-    parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE")
-    args = parser.parse_args()
+EXPRESSION = re.compile(r"\$\{\{ *([a-z]+)\.([A-Za-z_][A-Za-z0-9_-]*) *\}\}")
 
-    with open(args.workflow, encoding="utf-8") as f:
-        text = f.read()
-    job = the_job(SubsetYaml(text).parse())
-    try:
-        import yaml  # optional: the cross-check
-    except ImportError:
-        print("PyYAML not importable: the subset parser is not cross-checked")
-    else:
-        if as_strings(the_job(yaml.safe_load(text))) != job:
-            print("FAIL: the subset parser and PyYAML read the job differently")
-            return 1
-        print("the subset parser reads the job as PyYAML does")
 
+def evaluate(value, variables, matrix):
+    """A job env value with GitHub's ${{ vars.NAME }} (an unset variable is "") and
+    ${{ matrix.KEY }} evaluated; any other expression is an error."""
+    def one(m):
+        kind, name = m.group(1), m.group(2)
+        if kind == "vars":
+            return variables.get(name, "")
+        if kind == "matrix" and name in matrix:
+            return matrix[name]
+        raise YamlError(f"{m.group(0)} is not evaluated here")
+    return EXPRESSION.sub(one, value)
+
+
+def expand(name, job):
+    """The job's runs: one per value of its matrix's one key, else one."""
+    matrix = job.get("strategy", {}).get("matrix")
+    if not matrix:
+        return [(name, {})]
+    if len(matrix) != 1 or not isinstance(next(iter(matrix.values())), list):
+        raise YamlError(f"job {name}: a matrix of one key and a list is understood here")
+    key, values = next(iter(matrix.items()))
+    return [(f"{name} ({key} {v})", {key: v}) for v in values]
+
+
+def run_job(title, job, env, workspace):
+    """Runs the job's steps; returns the names of the steps that failed (None: a setup error)."""
     shell = job.get("defaults", {}).get("run", {}).get("shell")
     if shell != "bash":
-        print(f"FAIL: the job's defaults.run.shell is {shell!r}; this test runs bash")
-        return 1
-    env = dict(job.get("env", {}))
-    for override in args.env:
-        name, _, value = override.partition("=")
-        if name not in env:
-            print(f"FAIL: --env {name}: the job's env has no {name}")
-            return 1
-        env[name] = value
-    steps = job["steps"]
-    names = [step.get("name") for step in steps]
-    stale = sorted(set(SKIPPED) - set(names))
-    if stale:
-        print(f"FAIL: SKIPPED names steps the workflow does not have: {stale}")
-        return 1
-
-    workspace = os.path.abspath(args.workspace)
-    shutil.rmtree(workspace, ignore_errors=True)
-    shutil.copytree(args.checkout, workspace)
+        print(f"FAIL: {title}: defaults.run.shell is {shell!r}; this test runs bash")
+        return None
     run_env = dict(os.environ, **env, GITHUB_WORKSPACE=workspace, CI="true")
     failed = []
-    for step in steps:
+    for step in job["steps"]:
         name = step.get("name")
         if not name:
             print(f"FAIL: a step without a name: {step}")
-            return 1
+            return None
         if name in SKIPPED:
             print(f"skip: {name} ({SKIPPED[name]})")
             continue
-        if set(step) - {"name", "run", "if", "env", "working-directory"} or "run" not in step:
+        if set(step) - {"name", "run", "if", "env", "working-directory", "id"} or "run" not in step:
             print(f"FAIL: step {name!r} is not a plain run step: {sorted(step)}")
-            return 1
+            return None
         condition = step.get("if", "")
-        if condition not in ("", "always()"):
+        if condition not in CONDITIONS:
             print(f"FAIL: step {name!r}: `if: {condition}` is not understood here")
-            return 1
+            return None
         if failed and condition != "always()":
             print(f"not run: {name} (an earlier step failed)")
             continue
@@ -274,12 +276,12 @@ def main():
             step.get("env", {}).values())
         if any("${{" in t for t in texts):
             print(f"FAIL: step {name!r} uses a ${{{{ }}}} expression, which only GitHub evaluates")
-            return 1
+            return None
         cwd = os.path.join(workspace, step.get("working-directory", ""))
         with tempfile.NamedTemporaryFile("w", suffix=".sh", delete=False) as script:
             script.write(step["run"])
-        print(f"run: {name}\n{step['run']}", end="" if step["run"].endswith("\n") else "\n",
-              flush=True)
+        print(f"run: {title}: {name}\n{step['run']}",
+              end="" if step["run"].endswith("\n") else "\n", flush=True)
         start = time.monotonic()
         rc = subprocess.call(["bash", "--noprofile", "--norc", "-eo", "pipefail", script.name],
                              cwd=cwd, env=dict(run_env, **step.get("env", {})))
@@ -288,14 +290,76 @@ def main():
         if rc != 0:
             print(f"FAIL: step {name!r} failed with exit status {rc}")
             failed.append(name)
-    if failed:
+    return failed
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("workflow")
+    parser.add_argument("--workspace", required=True)
+    parser.add_argument("--checkout", required=True)
+    parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE")
+    parser.add_argument("--var", action="append", default=[], metavar="NAME=VALUE",
+                        help="a repository variable (vars.NAME); an unset one is empty")
+    args = parser.parse_args()
+
+    with open(args.workflow, encoding="utf-8") as f:
+        text = f.read()
+    jobs = the_jobs(SubsetYaml(text).parse())
+    try:
+        import yaml  # optional: the cross-check
+    except ImportError:
+        print("PyYAML not importable: the subset parser is not cross-checked")
+    else:
+        if as_strings(the_jobs(yaml.safe_load(text))) != jobs:
+            print("FAIL: the subset parser and PyYAML read the jobs differently")
+            return 1
+        print("the subset parser reads the jobs as PyYAML does")
+
+    variables = dict(v.partition("=")[::2] for v in args.var)
+    overrides = dict(o.partition("=")[::2] for o in args.env)
+    unknown = set(overrides) - {k for job in jobs.values() for k in job.get("env", {})}
+    if unknown:
+        print(f"FAIL: --env {sorted(unknown)}: no job's env has it")
+        return 1
+    names = [step.get("name") for job in jobs.values() for step in job["steps"]]
+    stale = sorted(set(SKIPPED) - set(names))
+    if stale:
+        print(f"FAIL: SKIPPED names steps the workflow does not have: {stale}")
+        return 1
+
+    workspace = os.path.abspath(args.workspace)
+    shutil.rmtree(workspace, ignore_errors=True)
+    shutil.copytree(args.checkout, workspace)
+    # The jobs in order, each after the ones it needs; one workspace stands in for the
+    # checkouts and the artifacts that carry files between jobs.
+    done, any_failed, last_env = set(), False, {}
+    for job_name, job in jobs.items():
+        needs = job.get("needs", [])
+        needs = [needs] if isinstance(needs, str) else needs
+        if set(needs) - done:
+            print(f"FAIL: job {job_name} needs {needs}, not all of them before it")
+            return 1
+        if any_failed and job.get("if", "") != "always()":
+            print(f"not run: job {job_name} (a job it needs failed)")
+            continue
+        for title, matrix in expand(job_name, job):
+            env = {k: evaluate(v, variables, matrix) for k, v in job.get("env", {}).items()}
+            env.update({k: v for k, v in overrides.items() if k in env})
+            failed = run_job(title, job, env, workspace)
+            if failed is None:
+                return 1
+            any_failed = any_failed or bool(failed)
+            last_env = env
+        done.add(job_name)
+    if any_failed:
         return 1
 
     # The report set the upload takes and the JUnit file the publisher reads.
+    steps = {step.get("name"): step for job in jobs.values() for step in job["steps"]}
     for name, key in SKIPPED_INPUTS:
-        step = steps[names.index(name)]
         path = re.sub(r"\$\{\{ *env\.([A-Za-z_][A-Za-z0-9_]*) *\}\}",
-                      lambda m: env[m.group(1)], step["with"][key])
+                      lambda m: last_env[m.group(1)], steps[name]["with"][key])
         if not os.path.exists(os.path.join(workspace, path)):
             print(f"FAIL: {path}, the {key} of {name!r}, is not in the workspace")
             return 1

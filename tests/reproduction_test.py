@@ -55,8 +55,11 @@ def main():
                  "design-row failure")
     for i, want in enumerate((statistical, generated, design)):
         command = shlex.split(want["failure"]["reproduction"])
-        if command[:2] != ["sampcert", "run"]:
-            sys.exit(f"FAIL: not a sampcert run command: {want['failure']['reproduction']}")
+        # The tool is not on PATH here: the command names it by its path, runnable as pasted.
+        if (len(command) < 2 or command[1] != "run" or
+                os.path.realpath(command[0]) != os.path.realpath(sampcert)):
+            sys.exit(f"FAIL: not a run of this tool ({sampcert}) by its path: "
+                     f"{want['failure']['reproduction']}")
         again = {key(r): r for r in run(sampcert, command[1:], f"{work}/again{i}")}
         got = again.get(key(want))
         if got is None:

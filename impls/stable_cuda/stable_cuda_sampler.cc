@@ -163,6 +163,12 @@ Error StableCudaSampler::CheckAvailable() {
   if (std::sscanf(probe.c_str(), "%d %d %n", &code, &count, &consumed) < 2) {
     return NoDevice("unreadable device probe: " + probe);
   }
+  // Without any NVIDIA driver (a machine with no GPU) the runtime reports "CUDA driver version
+  // is insufficient", which reads like an old driver: say what the machine lacks.
+  if (code == static_cast<int>(cudaErrorInsufficientDriver) &&
+      access("/proc/driver/nvidia/version", F_OK) != 0) {
+    return NoDevice("no NVIDIA driver on this machine (no /proc/driver/nvidia): no GPU to run on");
+  }
   if (code != 0) {
     return NoDevice(code < 0 ? probe.substr(static_cast<std::size_t>(consumed))
                              : "cudaGetDeviceCount: " +

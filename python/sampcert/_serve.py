@@ -9,7 +9,9 @@ it defined before is served. The object is a function `f(batch, seed, first_draw
 draws_per_row)` or a class, instantiated once with no arguments, with `sample` and optionally
 `probabilities(batch)`, `create(config)`, `verify(chains, seed)` (a speculative-decoding
 verifier, declaring "verify") and `info`. sampcert.certify writes this command; it is
-what a report's reproduction lines run.
+what a report's reproduction lines run. With SAMPCERT_FORK_SERVER set (certify's fork server,
+_fork_server.py) it asks that server for a forked child to serve it, and loads the sampler
+itself only where the server cannot.
 
 Run as a script (not with -m) so that it needs nothing on PYTHONPATH: it puts the folder that
 holds this package first on sys.path.
@@ -55,19 +57,43 @@ def _load(target: str):
     return obj
 
 
-def main() -> None:
+def _parse(argv):
     parser = argparse.ArgumentParser(prog="sampcert-serve")
     parser.add_argument("--path", action="append", default=[])
     parser.add_argument("--info", default=None)
     parser.add_argument("--arrays", default="numpy", choices=("numpy", "torch", "jax"))
+    parser.add_argument("--fork-server", default=None, metavar="SOCKET",
+                        help=argparse.SUPPRESS)
     parser.add_argument("target")
-    args = parser.parse_args()
+    return parser.parse_args(argv)
+
+
+def main() -> None:
+    argv = sys.argv[1:]
+    args = _parse(argv)
+    server = os.environ.get("SAMPCERT_FORK_SERVER")
+    if server and args.fork_server is None:
+        # certify() runs a fork server for this very command: a child forked from it, with the
+        # sampler already imported, serves this process's protocol descriptors instead.
+        from sampcert import _fork_server
+        _fork_server.delegate(server, argv)  # returns only where the server cannot serve it
     # The caller's own sys.path entries first, in its order (its script folder, pytest's
     # rootdir, PYTHONPATH): the sampler and what it imports resolve as they did there.
     sys.path[:0] = [p for p in args.path if p not in sys.path]
-
-    from sampcert import protocol
     obj = _load(args.target)
+    if args.fork_server is not None:
+        from sampcert import _fork_server, protocol  # noqa: F401 - imported once, for children
+        if args.arrays != "numpy":
+            __import__(args.arrays)
+        key = [a for i, a in enumerate(argv)
+               if a != "--fork-server" and (i == 0 or argv[i - 1] != "--fork-server")]
+        _fork_server.serve_forever(args.fork_server, key, lambda: _serve(obj, args))
+        return
+    _serve(obj, args)
+
+
+def _serve(obj, args) -> None:
+    from sampcert import protocol
     if isinstance(obj, type):
         instance = obj()
         sample_fn = instance.sample

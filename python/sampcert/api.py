@@ -11,6 +11,7 @@ import importlib.util
 import json
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -130,7 +131,8 @@ def _module_name(module) -> Optional[str]:
         spec = getattr(module, "__spec__", None)
         name = getattr(spec, "name", None)
     file = getattr(module, "__file__", None)
-    if not name or not file or name == "__main__":
+    # __sampcert_main__: a file the sampler's process (or load_sampler) ran by its path.
+    if not name or not file or name in ("__main__", "__sampcert_main__"):
         return None
     try:
         spec = importlib.util.find_spec(name)
@@ -177,6 +179,13 @@ def sampler_command(sampler, info=None, dtypes: Optional[Sequence[str]] = None,
     """The --sampler argument for `sampler`: a built-in name or plug-in path as given, an exec:
     command as given, and for a Python function or class the exec: command that serves it with
     this interpreter."""
+    return _sampler_argv(sampler, info, dtypes, arrays)[0]
+
+
+def _sampler_argv(sampler, info=None, dtypes: Optional[Sequence[str]] = None,
+                  arrays: str = "numpy") -> Tuple[str, Optional[Dict[str, Any]]]:
+    """(the --sampler argument, and for a Python sampler what replay() needs to load it: its
+    target, paths, declaration and arrays)."""
     if isinstance(sampler, os.PathLike):
         sampler = os.fspath(sampler)
     if isinstance(sampler, str):
@@ -184,8 +193,8 @@ def sampler_command(sampler, info=None, dtypes: Optional[Sequence[str]] = None,
             raise TypeError("info= and arrays= are for a Python sampler; a plug-in, built-in "
                             "or exec: sampler declares itself")
         if sampler.startswith("exec:") or ("/" not in sampler and not sampler.endswith(".so")):
-            return sampler
-        return str(Path(sampler).resolve())
+            return sampler, None
+        return str(Path(sampler).resolve()), None
     if not callable(sampler):
         raise TypeError(f"sampcert.certify: a sampler is a built-in name, a plug-in path, an "
                         f"exec: command, or a Python function or class; not "
@@ -198,15 +207,19 @@ def sampler_command(sampler, info=None, dtypes: Optional[Sequence[str]] = None,
     argv = [sys.executable, str(_PACKAGE_DIR / "_serve.py")]
     for p in paths:
         argv += ["--path", p]
+    info_json = None
     if info is not None or dtypes is not None:
         # Otherwise the sampler's process declares it: its `info` (the function's or class's
         # attribute, or one its instance sets), else f32 only under its name.
-        argv += ["--info", json.dumps(_python_info(sampler, info, dtypes), sort_keys=True,
-                                      separators=(",", ":"))]
+        info_json = json.dumps(_python_info(sampler, info, dtypes), sort_keys=True,
+                               separators=(",", ":"))
+        argv += ["--info", info_json]
     if arrays != "numpy":
         argv += ["--arrays", arrays]
     argv.append(target)
-    return "exec:" + " ".join(shlex.quote(a) for a in argv)
+    python = {"target": target, "paths": paths, "info": info_json, "arrays": arrays,
+              "argv": argv}
+    return "exec:" + " ".join(shlex.quote(a) for a in argv), python
 
 
 # ---- The report --------------------------------------------------------------------------
@@ -297,6 +310,9 @@ class Report:
         self.known_failures: List[Failure] = [self._failure(r) for r in results
                                               if r["status"] == "KnownFailure"]
         self.expectation_differences: List[Any] = list(verdict.get("expectation_differences", []))
+        # For a Python sampler certify() served: its target, paths, declaration, arrays, seed
+        # (what the debugging snippet of describe() needs).
+        self.python: Optional[Dict[str, Any]] = None
 
     def _failure(self, r: Dict[str, Any]) -> Failure:
         f = r.get("failure", {})
@@ -338,7 +354,12 @@ class Report:
                        "failed" if self.not_reached else "")
             lines.append(f"{len(causes)} root cause{'s' if len(causes) != 1 else ''} "
                          f"({len(self.failures)} failing results{reached}):")
-            lines += ["  " + c.summary() for c in causes[:limit]]
+            for i, c in enumerate(causes[:limit]):
+                lines.append("  " + c.summary())
+                if i < 3 and c.row_file is not None and self.python is not None:
+                    lines.append("    debug it here (paste into Python; a breakpoint in the "
+                                 "sampler stops):")
+                    lines += ["      " + x for x in self.debug_snippet(c).splitlines()]
             if len(causes) > limit:
                 lines.append(f"  ... and {len(causes) - limit} more (see the report)")
         if self.known_failures:
@@ -348,6 +369,25 @@ class Report:
         report = self.files.get("html", self.files.get("json"))
         if report is not None:
             lines.append(f"report: {report}")
+        return "\n".join(lines)
+
+    def debug_snippet(self, cause: Union["RootCause", Failure]) -> str:
+        """Python that loads `cause`'s row and replays this report's Python sampler on it in
+        the calling process (sampcert.load_row, load_sampler, replay)."""
+        if self.python is None or cause.row_file is None:
+            return ""
+        p = self.python
+        lines = ["import sampcert"]
+        paths = f", path={p['paths']!r}" if p["paths"] else ""
+        lines.append(f"fn = sampcert.load_sampler({p['target']!r}{paths})")
+        lines.append(f"row = sampcert.load_row({str(cause.row_file)!r})")
+        extra = ""
+        if p["info"]:
+            lines.append(f"info = sampcert.protocol.Info(**{json.loads(p['info'])!r})")
+            extra += ", info=info"
+        if p["arrays"] != "numpy":
+            extra += f", arrays={p['arrays']!r}"
+        lines.append(f"print(sampcert.replay(fn, row, draws=1000, seed={p['seed']}{extra}))")
         return "\n".join(lines)
 
     def assert_conformant(self) -> "Report":
@@ -417,12 +457,12 @@ def _end_group(proc: subprocess.Popen, first: int, grace_s: float) -> None:
     proc.wait()
 
 
-def _run_tool(argv: List[str], echo: bool) -> Tuple[str, int]:
+def _run_tool(argv: List[str], echo: bool, env: Dict[str, str]) -> Tuple[str, int]:
     """Runs the tool and returns its output (stdout and stderr) and exit code. The tool never
     outlives this call: it dies with this process (a parent-death signal) and, on every way out
     of here (an exception, a ^C), its process group is terminated."""
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            errors="replace", preexec_fn=_die_with_this_process())
+                            errors="replace", env=env, preexec_fn=_die_with_this_process())
     lines: List[str] = []
     try:
         if echo:
@@ -454,10 +494,11 @@ def _run_tool(argv: List[str], echo: bool) -> Tuple[str, int]:
 
 def certify(sampler, profile: str = "quick", dtypes: Optional[Sequence[str]] = None,
             expect: Optional[Union[str, Path]] = None, config: Optional[str] = None, *,
-            info=None, seed: int = 1, out: Optional[Union[str, Path]] = None, jobs: int = 1,
+            info=None, seed: int = 1, out: Optional[Union[str, Path]] = None,
+            jobs: Optional[int] = None,
             max_draws: Optional[int] = None, item_timeout: Optional[float] = None,
             expect_non_strict: bool = False, arrays: str = "numpy",
-            echo: bool = False) -> Report:
+            echo: bool = False, fork_server: bool = True) -> Report:
     """Certify `sampler` with `sampcert run` and return its Report.
 
     sampler: a Python function `f(batch, seed, first_draw, draws_per_row) -> tokens` or a class
@@ -473,7 +514,12 @@ def certify(sampler, profile: str = "quick", dtypes: Optional[Sequence[str]] = N
       dtype, row.mask; no copies) instead of numpy arrays, "jax" JAX arrays (the same fields;
       bf16's native is one copy); it may return tensors or arrays either way.
     out: the report folder (default: a new temporary folder, kept). echo: pass sampcert's output
-      through to this process's stdout as it runs.
+      through to this process's stdout as it runs. jobs: worker processes (default: the cores
+      this process may use).
+    fork_server: for a Python sampler, import it once in a server process and fork each
+      sampler process from it (a torch sampler then costs its import once, not once per worker
+      and restart); such children run outside the tool's system-call filter (SPEC section 14)
+      with the worker's resource limits. False starts every sampler process afresh.
     Raises CertifyError when no report could be written (exit codes 2, 3, 4).
     """
     if _IN_SAMPLER_PROCESS:
@@ -486,8 +532,10 @@ def certify(sampler, profile: str = "quick", dtypes: Optional[Sequence[str]] = N
     python_sampler = callable(sampler) and not isinstance(sampler, (str, os.PathLike))
     if arrays not in ("numpy", "torch", "jax"):
         raise ValueError(f"arrays must be 'numpy', 'torch' or 'jax', not {arrays!r}")
-    command = sampler_command(sampler, info=info, dtypes=dtypes if python_sampler else None,
-                              arrays=arrays)
+    command, python = _sampler_argv(sampler, info=info,
+                                    dtypes=dtypes if python_sampler else None, arrays=arrays)
+    if jobs is None:
+        jobs = default_jobs()
     argv = [executable(), "run", "--sampler", command, "--profile", profile, "--seed", str(seed),
             "--jobs", str(jobs)]
     if not python_sampler and dtypes:
@@ -511,7 +559,12 @@ def certify(sampler, profile: str = "quick", dtypes: Optional[Sequence[str]] = N
         argv += ["--item-timeout", str(item_timeout)]
     # A report left in `out` by an earlier run must never answer for this one.
     Path(out, "report.json").unlink(missing_ok=True)
-    output, code = _run_tool(argv, echo)
+    with _ForkServer(python["argv"] if python and fork_server else None) as env:
+        env = dict(env if env is not None else os.environ)
+        tool = _tool_command()
+        if tool is not None:
+            env["SAMPCERT_TOOL_COMMAND"] = tool
+        output, code = _run_tool(argv, echo, env)
     if code in _NO_REPORT:
         raise CertifyError(f"sampcert run exited {code} ({_NO_REPORT[code]}), no report:\n"
                            f"{output[-4000:]}", code, output)
@@ -523,4 +576,69 @@ def certify(sampler, profile: str = "quick", dtypes: Optional[Sequence[str]] = N
         raise CertifyError(f"sampcert run exited {code}, but its report says {report.exit_code} "
                            f"({report.text}): not this run's report\n{output[-4000:]}", code,
                            output)
+    report.python = dict(python, seed=seed) if python else None
     return report
+
+
+def _tool_command() -> Optional[str]:
+    """How the reproduction lines name the tool ($SAMPCERT_TOOL_COMMAND): `sampcert` where that
+    name on PATH is this environment's console script, else this interpreter's `-m sampcert`;
+    None (the tool names its own path) for $SAMPCERT_EXECUTABLE."""
+    if os.environ.get("SAMPCERT_EXECUTABLE"):
+        return None
+    found = shutil.which("sampcert")
+    mine = Path(sys.executable).parent / "sampcert"
+    if found and os.path.realpath(found) == os.path.realpath(mine):
+        return "sampcert"
+    return f"{shlex.quote(sys.executable)} -m sampcert"
+
+
+def default_jobs() -> int:
+    """The cores this process may use (its CPU affinity), at least 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+class _ForkServer:
+    """certify()'s fork server (_fork_server.py) for the sampler command `argv` (None: none):
+    started and ready (the sampler imported) on entry, the environment for `sampcert run` as
+    the value, stopped with its children on exit. A server that fails to start is no error:
+    every sampler process then loads the sampler itself, and reports what fails."""
+
+    def __init__(self, argv: Optional[List[str]]):
+        self.argv = argv
+        self.proc = None
+        self.folder = None
+
+    def __enter__(self) -> Optional[Dict[str, str]]:
+        if self.argv is None:
+            return None
+        self.folder = tempfile.mkdtemp(prefix="sampcert-fork-")
+        path = os.path.join(self.folder, "socket")
+        argv = self.argv[:2] + ["--fork-server", path] + self.argv[2:]
+        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, text=True,
+                                     preexec_fn=_die_with_this_process())
+        while True:  # what the sampler's module prints while it loads comes first
+            line = self.proc.stdout.readline()
+            if not line:  # it could not load: every sampler process loads it and says why
+                self.proc.wait()
+                return None
+            if line == "ready\n":
+                break
+        return dict(os.environ, SAMPCERT_FORK_SERVER=path)
+
+    def __exit__(self, *exc) -> None:
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                self.proc.terminate()
+                try:
+                    self.proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
+            self.proc.stdout.close()
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)

