@@ -144,6 +144,31 @@ TEST(Golden, KnownJson) {
   Golden("report.known.json", ReportToJson(SyntheticKnown()).dump(2) + "\n");
 }
 TEST(Golden, KnownJUnit) { Golden("report.known.junit.xml", RenderJUnit(SyntheticKnown())); }
+// SPEC section 11: a passing test short of the target is a screen (grey, labelled), a failing
+// one short of it is red, and a passing report has no red bar.
+TEST(Html, ScreensAreLabelledAndNotRed) {
+  Report r = Synthetic();
+  TestResult screen;
+  screen.property = "DIST-3";
+  screen.dtype = "f32";
+  screen.family = "zipf";
+  screen.status = Status::kPass;
+  screen.power_tv = 0.15;
+  screen.draws = 1024;
+  r.results = {screen};
+  const std::string passing = RenderHtml(r);
+  EXPECT_NE(passing.find("class=\"bar screen\""), std::string::npos);
+  EXPECT_NE(passing.find("Pass (screen)"), std::string::npos);
+  EXPECT_NE(passing.find("zipf (screen)"), std::string::npos);
+  EXPECT_EQ(passing.find("class=\"bar bad\""), std::string::npos);
+  EXPECT_NE(passing.find("class=\"lbl tick\">0.05<"), std::string::npos);  // a numeric axis
+  EXPECT_NE(passing.find("target TV"), std::string::npos);
+  r.results.front().status = Status::kInconclusive;
+  const std::string short_of_it = RenderHtml(r);
+  EXPECT_NE(short_of_it.find("class=\"bar bad\""), std::string::npos);
+  EXPECT_EQ(short_of_it.find("zipf (screen)"), std::string::npos);
+}
+
 TEST(Golden, KnownHtml) { Golden("report.known.html", RenderHtml(SyntheticKnown())); }
 
 // The coverage table: per class, the properties that exercised it with their rows summed over
