@@ -306,6 +306,35 @@ std::string CoverageChart(const Report& report) {
 // The coverage model's table (SPEC COV-1), one line per axis: each class the design rows
 // exercised with its rows (the properties and their rows on hover), then the excluded classes
 // grouped by the declaration's reason.
+// SPEC TRACE-1: each clause with its evidence, the words this run exercised in bold, the others
+// muted; a clause no planned input decides says why.
+std::string ClauseSection(const Report& report) {
+  if (report.clauses.empty()) return "<p>This report carries no traceability table.</p>";
+  std::string html =
+      "<p>Each promise of SPEC.md with the planned inputs on which a violation is decisive "
+      "(<strong>bold</strong>: exercised in this run; muted: not in this run's plan, for "
+      "example an undeclared capability).</p>\n<table id=\"clauses\"><tr><th>clause</th>"
+      "<th>promise</th><th>evidence</th></tr>\n";
+  std::size_t exercised = 0;
+  for (const ClauseLine& c : report.clauses) {
+    std::string words;
+    bool any = false;
+    for (const std::string& w : c.evidence) {
+      const bool ran = EvidenceExercised(report, w);
+      any = any || ran;
+      words += fmt::format("{}<code{}>{}</code>", words.empty() ? "" : " ",
+                           ran ? " class=\"ran\"" : " class=\"muted\"", E(w));
+    }
+    if (c.evidence.empty()) words = "<em>not exercised</em>: " + E(c.not_exercised);
+    exercised += any ? 1 : 0;
+    html +=
+        fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td></tr>\n", E(c.id), E(c.promise), words);
+  }
+  return fmt::format("<p>{} of {} clauses exercised by this run.</p>\n", exercised,
+                     report.clauses.size()) +
+         html + "</table>\n";
+}
+
 std::string CoverageSection(const Report& report) {
   const std::vector<CoverageCell> cells = CoverageTable(report.results);
   if (cells.empty()) return "<p>No design rows in this report.</p>";
@@ -459,12 +488,12 @@ h1{font-size:1.5em}h2{font-size:1.15em;margin-top:2em;border-bottom:1px solid #d
 .verdict.incomplete{background:#ece3fb;color:#4b2a7a}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ddd;padding:2px 8px;text-align:left}
 td.pass{background:#e6f6e8}td.fail{background:#fbdcdc}td.warn{background:#fff4d6}
-td.inconclusive{background:#ece3fb}td.muted{background:#f3f3f3;color:#777}
+td.inconclusive{background:#ece3fb}td.muted{background:#f3f3f3;color:#777}code.muted{color:#888}
 td.known{background:#fde6c8;color:#7a4100}
 code,pre{background:#f6f6f6;padding:1px 4px;white-space:pre-wrap;word-break:break-all}
 details{margin:.4em 0;border:1px solid #eee;padding:.3em .6em}summary{cursor:pointer}
 svg.chart{width:100%;height:auto;background:#fcfcfc;border:1px solid #eee}
-.obs{fill:#3366aa}.exp{fill:#b8c8e6}.bar{fill:#4a8f5a}.bar.bad{fill:#c44}.bar.screen{fill:#9a9a9a}.axis{stroke:#666}.tick{text-anchor:middle}.dot{fill:#3366aa}
+.obs{fill:#3366aa}.exp{fill:#b8c8e6}.bar{fill:#4a8f5a}.bar.bad{fill:#c44}.bar.screen{fill:#9a9a9a}code.ran{font-weight:bold}.axis{stroke:#666}.tick{text-anchor:middle}.dot{fill:#3366aa}
 .dot.bad{fill:#c44}.req{stroke:#225;stroke-dasharray:4 3}.req-label{fill:#225}.lbl{font-size:10px;fill:#444}.lbl.name{font-weight:bold;fill:#222}
 .axis{stroke:#444}.grid{stroke:#e4e4e4}
 #only-failures:checked ~ table tr.ok{display:none}
@@ -574,6 +603,7 @@ std::string RenderHtml(const Report& report) {
   html += "<h2>Error against temperature</h2>\n" + TemperatureChart(report);
   html += "<h2>Edge-case coverage</h2>\n" + CoverageChart(report);
   html += "<h2>Coverage model</h2>\n" + CoverageSection(report);
+  html += "<h2>Promises and their evidence</h2>\n" + ClauseSection(report);
 
   html +=
       "<h2>All results</h2>\n<input type=\"checkbox\" id=\"only-failures\"> <label "

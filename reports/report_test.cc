@@ -169,6 +169,33 @@ TEST(Html, ScreensAreLabelledAndNotRed) {
   EXPECT_EQ(short_of_it.find("zipf (screen)"), std::string::npos);
 }
 
+// SPEC TRACE-1 in the report (schema 3.3): each clause with its evidence words marked exercised
+// by this report's results, valid against the schema, read back unchanged.
+TEST(Clauses, WrittenMarkedAndReadBack) {
+  Report r = Synthetic();
+  r.clauses = {{"DIST-1", "draws follow", {"row:flat_V64", "row:wide_V32768"}, ""},
+               {"PROB-1", "probabilities", {"property:PROB-1", "design:vocab.64"}, ""},
+               {"DRAW-2", "u in (0, 1)", {}, "no plan can force it"}};
+  const nlohmann::json j = ReportToJson(r);
+  const nlohmann::json& c = j.at("clauses");
+  ASSERT_EQ(c.size(), 3u);
+  EXPECT_TRUE(c[0]["evidence"][0]["exercised"]);   // the flat_V64 result
+  EXPECT_FALSE(c[0]["evidence"][1]["exercised"]);  // no wide_V32768 result
+  EXPECT_TRUE(c[1]["evidence"][0]["exercised"]);   // PROB-1 ran
+  EXPECT_TRUE(c[1]["evidence"][1]["exercised"]);   // class:vocab=64 in the coverage tags
+  EXPECT_EQ(c[2]["not_exercised"], "no plan can force it");
+  std::string error;
+  const Report back = ReportFromJson(j, &error);
+  ASSERT_EQ(error, "");
+  ASSERT_EQ(back.clauses.size(), 3u);
+  EXPECT_EQ(back.clauses[0].evidence, r.clauses[0].evidence);
+  EXPECT_EQ(back.clauses[2].not_exercised, "no plan can force it");
+  nlohmann::json bad = j;
+  bad["clauses"][2].erase("not_exercised");  // neither evidence nor a reason
+  ReportFromJson(bad, &error);
+  EXPECT_NE(error, "");
+}
+
 TEST(Golden, KnownHtml) { Golden("report.known.html", RenderHtml(SyntheticKnown())); }
 
 // The coverage table: per class, the properties that exercised it with their rows summed over
