@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <utility>
 
+#include "properties/clauses.h"
 #include "properties/conformance.h"
 #include "registry/open_sampler.h"
 #include "reports/report_fallback.h"
@@ -316,6 +317,15 @@ CertifyOutcome Certify(const CertifyRequest& req) {
   report.complete = ran->complete;
   report.incomplete_reason = ran->incomplete_reason;
   report.signal = ran->signal;
+  for (const properties::Clause& c : properties::Clauses()) {
+    reports::ClauseLine line{
+        std::string(c.id), std::string(c.promise), {}, std::string(c.not_exercised)};
+    for (const properties::Evidence& e : properties::EvidenceOf(c)) {
+      static constexpr const char* kKinds[] = {"row", "chain", "design", "property"};
+      line.evidence.push_back(std::string(kKinds[static_cast<int>(e.kind)]) + ":" + e.name);
+    }
+    report.clauses.push_back(std::move(line));
+  }
   // Expectations: each failure an entry pins becomes a KnownFailure; a difference either way is
   // reported (after the context, which says whether the run covers the whole plan).
   if (!req.expect_file.empty()) {

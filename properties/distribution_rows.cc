@@ -62,7 +62,10 @@ RowCase Masked(DType dtype) {
   RowCase r = MakeRow(dtype, LlmLike(300, 6), 0.9f, 111);
   r.mask.assign(300, 1);
   std::mt19937_64 rng(7);
-  for (auto& m : r.mask) m = (rng() % 10) >= 3;
+  // IN-3: nonzero = allowed, so the allowed tokens carry every byte 1..255, not only 1.
+  for (std::size_t i = 0; i < 300; ++i) {
+    r.mask[i] = (rng() % 10) >= 3 ? static_cast<uint8_t>(1 + (i * 37) % 255) : 0;
+  }
   for (std::size_t i = 0; i < 300; ++i) {
     if (r.Logit(i) >= 6.0f) r.mask[i] = 0;  // the spikes are masked: the floor bug shows
   }
@@ -75,6 +78,64 @@ RowCase Truncated(DType dtype, uint64_t seed, uint64_t row_id, int64_t top_k, fl
   r.top_k = top_k;
   r.top_p = top_p;
   r.min_p = min_p;
+  return r;
+}
+
+// A +0 / -0 tie exactly at the k-th value (SEM-6: +0 and -0 tie): logits 2, 1, then +0, -0,
+// -0, +0, then -1, -2, with top_k = 3 at T = 1. Under keep-all ties the four zeros are kept, a
+// sampler ranking -0 below +0 drops the two -0 tokens, 14% of the mass.
+RowCase SignedZeroTie(DType dtype) {
+  RowCase r = MakeRow(dtype, {2.0f, 1.0f, 0.0f, -0.0f, -0.0f, 0.0f, -1.0f, -2.0f}, 1.0f, 130);
+  r.top_k = 3;
+  return r;
+}
+
+// top_k = 2000 on V = 4096 with real mass past rank 1024: logits -0.002 j in a
+// scrambled order, T = 1 (ranks 1024..1999 hold 11% of the kept mass), so a top-k capped at
+// 1024 is far from the reference.
+RowCase TopKPast1024(DType dtype) {
+  std::vector<float> x(4096);
+  for (std::size_t j = 0; j < x.size(); ++j) x[(j * 1237) % 4096] = -0.002f * static_cast<float>(j);
+  RowCase r = MakeRow(dtype, x, 1.0f, 131);
+  r.top_k = 2000;
+  return r;
+}
+
+// min_p = 5e-6, inside (0, 1e-5] where engines skip min-p: the maximum at token 2048, the odd
+// tokens at -10.8125 (2.0e-5 of it: kept), the other even ones at -12.5625 (3.5e-6: dropped,
+// 0.7% of the mass). Both levels are exact in every dtype; a sampler that skips the step draws
+// a must-drop token about once in 150 draws.
+RowCase MinPTiny(DType dtype) {
+  std::vector<float> x(4096);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = i % 2 == 1 ? -10.8125f : -12.5625f;
+  x[2048] = 0.0f;
+  RowCase r = MakeRow(dtype, x, 1.0f, 132);
+  r.min_p = 5e-6f;
+  return r;
+}
+
+// top_p = 0.8 (0.80078125 in bf16) with the mass before the fourth token 0.8004: the reference
+// drops it (0.8004 >= 0.8, 4e-4 from the cut, far outside the band), a sampler that rounds top_p
+// to bf16 keeps it (12% of the kept mass). f32 logits: a half-precision logit's rounding moves
+// the mass by more than the window.
+RowCase TopPRounding(DType dtype) {
+  RowCase r = MakeRow(dtype, {0.0f, -0.1f, -0.2f, -1.0f, 0, 0, 0, 0}, 1.0f, 133);
+  double head = 0;
+  for (std::size_t i = 0; i < 3; ++i) head += PortableExp(static_cast<double>(r.Logit(i)));
+  const double z = head / 0.8004;
+  const double tail = (z - head - PortableExp(static_cast<double>(r.Logit(3)))) / 4;
+  for (std::size_t i = 4; i < 8; ++i) r.SetLogit(i, static_cast<float>(PortableLog(tail)));
+  r.top_p = 0.8f;
+  return r;
+}
+
+// min_p = 0.7 (0.69921875 in bf16) with the second token at e^-0.357421875 = 0.69949 of the
+// maximum (the logit exact in every dtype): the reference drops it, a sampler that rounds min_p
+// to bf16 keeps it (41% of the kept mass).
+RowCase MinPRounding(DType dtype) {
+  RowCase r =
+      MakeRow(dtype, {0.0f, -0.357421875f, -2.0f, -2.5f, -3.0f, -3.5f, -4.0f, -4.5f}, 1.0f, 134);
+  r.min_p = 0.7f;
   return r;
 }
 
@@ -130,6 +191,18 @@ std::vector<std::pair<std::string, RowCase>> DistributionRows(DType dtype, uint3
   const float inf = std::numeric_limits<float>::infinity();
   rows.emplace_back("pos_inf_ties", MakeRow(dtype, {1, inf, 3, inf, inf}, 1.0f, 110));
   if (caps & SAMPCERT_CAP_MASK) rows.emplace_back("masked_V300", Masked(dtype));
+  // Truncation at its extremes and at a parameter's rounding (issue 33's plan gaps).
+  if (caps & SAMPCERT_CAP_TOP_K) {
+    rows.emplace_back("signed_zero_tie_V8", SignedZeroTie(dtype));
+    rows.emplace_back("top_k_2000_V4096", TopKPast1024(dtype));
+  }
+  if (caps & SAMPCERT_CAP_MIN_P) {
+    rows.emplace_back("min_p_tiny_V4096", MinPTiny(dtype));
+    rows.emplace_back("min_p_rounding_V8", MinPRounding(dtype));
+  }
+  if ((caps & SAMPCERT_CAP_TOP_P) && dtype == DType::kF32) {
+    rows.emplace_back("top_p_rounding_V8", TopPRounding(dtype));
+  }
   return rows;
 }
 

@@ -151,6 +151,9 @@ ResultKeys DeviationKeys(const Plan& plan, const PlanItem& item, const adapters:
 bool VerifyApplies(const adapters::SamplerInfo& info);
 void PlanVerify(const PlanContext& context, PlanItem* item);
 std::vector<results::TestResult> RunVerify(const ItemRun& run);
+// The names of the planned chains of a dtype (SPEC VER-PLAN-1), for the traceability table.
+std::vector<std::string> VerifyChainNames(DType dtype, uint32_t capabilities,
+                                          const Policies& policies);
 ResultKeys VerifyKeys(const Plan& plan, const PlanItem& item, const adapters::SamplerInfo& info,
                       int64_t only_case);
 

@@ -86,13 +86,17 @@ struct IndependenceLook {
 using IndependenceRun = SequentialRun<IndependenceLook>;
 
 // The four streams of one run: `stream` (2n draws), `later` (n draws from 2 x the run's last
-// look), the adjacent row id's and the adjacent seed's (n draws each).
+// look), the adjacent row id's and the adjacent seed's (n draws each); and, for a random-access
+// sampler, `wrapped`: kDrawsPerCase draws from first_draw 2^32 (DRAW-1's counter past 32 bits;
+// a sequential sampler would draw the whole gap, POL-7).
 struct Streams {
-  std::vector<int64_t> stream, later, next_row, next_seed;
+  std::vector<int64_t> stream, later, next_row, next_seed, wrapped;
   uint64_t drawn() const {
-    return stream.size() + later.size() + next_row.size() + next_seed.size();
+    return stream.size() + later.size() + next_row.size() + next_seed.size() + wrapped.size();
   }
 };
+
+constexpr uint64_t kWrapDraw = uint64_t{1} << 32;
 
 std::optional<std::string> DrawStreams(const ItemRun& ctx, uint64_t seed, uint64_t n, uint64_t last,
                                        Streams* s) {
@@ -102,9 +106,12 @@ std::optional<std::string> DrawStreams(const ItemRun& ctx, uint64_t seed, uint64
   if (!err) err = DrawMore(ctx.sampler, *ctx.row, seed, n, &s->later, 2 * last);
   if (!err) err = DrawMore(ctx.sampler, next, seed, n, &s->next_row);
   if (!err) err = DrawMore(ctx.sampler, *ctx.row, seed + 1, n, &s->next_seed);
+  if (!err && !ctx.sampler.info().policies.sequential_draws) {
+    err = DrawMore(ctx.sampler, *ctx.row, seed, kDrawsPerCase, &s->wrapped, kWrapDraw);
+  }
   if (err) return "sampler error: " + err->message;
   const std::size_t v = ctx.row->vocab();
-  for (const auto* tokens : {&s->stream, &s->later, &s->next_row, &s->next_seed}) {
+  for (const auto* tokens : {&s->stream, &s->later, &s->next_row, &s->next_seed, &s->wrapped}) {
     for (int64_t t : *tokens) {
       if (t < 0 || static_cast<std::size_t>(t) >= v) {
         return fmt::format("RANGE-1: drew token id {} outside [0, {})", t, v);
@@ -123,6 +130,34 @@ bool Repeats(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
   return std::equal(a.begin(), end, b.begin());
 }
 
+// Whether b's first kDrawsPerCase draws are a's shifted by one draw (b[i] = a[i + 1]).
+bool RepeatsLagged(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  return a.size() > kDrawsPerCase && Repeats(std::vector<int64_t>(a.begin() + 1, a.end()), b);
+}
+
+// DRAW-1's exact promises on the streams a look drew: distinct (seed, row id) pairs, neighbour
+// row ids not overlapping at a lag of one draw, the draw index past 32 bits. A message, or none.
+std::optional<std::string> StreamKeyFailure(const Streams& s) {
+  if (Repeats(s.next_row, s.next_seed)) {
+    return fmt::format(
+        "DRAW-1: the streams of (seed s + 1, row id r) and (seed s, row id r + 1) are equal on "
+        "their first {} draws: the stream's key mixes the seed and the row id",
+        kDrawsPerCase);
+  }
+  if (RepeatsLagged(s.stream, s.next_row) || RepeatsLagged(s.next_row, s.stream)) {
+    return fmt::format(
+        "DRAW-1: row id r + 1's stream is row id r's shifted by one draw (first {} draws): "
+        "neighbouring rows' streams overlap",
+        kDrawsPerCase);
+  }
+  if (Repeats(s.stream, s.wrapped)) {
+    return fmt::format(
+        "DRAW-1: draws 2^32..2^32 + {} repeat draws 0..{}: the draw index is kept in 32 bits",
+        kDrawsPerCase - 1, kDrawsPerCase - 1);
+  }
+  return std::nullopt;
+}
+
 // One look at the first n pairs of every sub-test; an exact failure as a message.
 std::optional<std::string> EvaluateLook(const Streams& s, uint64_t n, uint64_t last,
                                         std::size_t vocab, IndependenceLook* l) {
@@ -132,6 +167,7 @@ std::optional<std::string> EvaluateLook(const Streams& s, uint64_t n, uint64_t l
         "stream's offset does not advance between calls",
         2 * last, 2 * last, kDrawsPerCase - 1);
   }
+  if (auto key = StreamKeyFailure(s)) return key;
   std::vector<int64_t> even(n), odd(n);
   for (uint64_t i = 0; i < n; ++i) {
     even[i] = s.stream[2 * i];

@@ -286,6 +286,44 @@ std::vector<ChainCase> VerifyChains(DType dtype, uint32_t caps, const Policies& 
         AtTemperature(1.0f)));
   }
   if (temperature_zero) out.push_back(greedy());
+  // Target-side truncation: the targets cut by top-p or min-p, the draft (T = 1.3, no
+  // truncation) has mass on the tokens they drop, which must never be accepted or emitted.
+  auto untruncated = [](const RowCase& target, std::size_t) {
+    RowCase d = target;
+    d.temperature = 1.3f;
+    d.top_k = 0;
+    d.top_p = 1.0f;
+    d.min_p = 0.0f;
+    d.mask.clear();
+    return DraftOf(d);
+  };
+  if (caps & SAMPCERT_CAP_TOP_P) {
+    out.push_back(MakeChain(
+        "target_top_p_V64_k3", dtype, 64, 3, 1.0f, 23,
+        [](RowCase& row, std::size_t) { row.top_p = 0.9f; }, untruncated));
+  }
+  if (caps & SAMPCERT_CAP_MIN_P) {
+    out.push_back(MakeChain(
+        "target_min_p_V64_k3", dtype, 64, 3, 1.0f, 24,
+        [](RowCase& row, std::size_t) { row.min_p = 0.05f; }, untruncated));
+  }
+  // A peaked target at T = 0.7 under a more confident draft (the same logits at T = 0.35):
+  // q > p on the top tokens, where a single-threshold acceptance departs from min(1, p / q).
+  out.push_back(
+      MakeChain("confident_V64_k3", dtype, 64, 3, 0.7f, 25, kNoEdit, AtTemperature(0.35f)));
+  if (temperature_zero) {
+    // Greedy verification with tied winners (VER-LIM-1): two tokens share the maximum at T = 0.
+    out.push_back(MakeChain(
+        "greedy_ties_V64_k3", dtype, 64, 3, 0.0f, 26,
+        [](RowCase& row, std::size_t) {
+          std::size_t top = 0;
+          for (std::size_t x = 1; x < row.vocab(); ++x) {
+            if (row.Logit(x) > row.Logit(top)) top = x;
+          }
+          row.SetLogit((top + 17) % row.vocab(), row.Logit(top));
+        },
+        AtTemperature(1.0f)));
+  }
   AddLogitsChains(dtype, caps, policies, &out);
   return out;
 }
@@ -1330,6 +1368,13 @@ std::vector<TestResult> RunVerify(const ItemRun& ctx) {
   }
   out.push_back(RunInvalid(ctx, chains.front(), logits));
   return out;
+}
+
+std::vector<std::string> VerifyChainNames(DType dtype, uint32_t capabilities,
+                                          const Policies& policies) {
+  std::vector<std::string> names;
+  for (const ChainCase& c : VerifyChains(dtype, capabilities, policies)) names.push_back(c.name);
+  return names;
 }
 
 }  // namespace sampcert::properties

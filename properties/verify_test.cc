@@ -53,18 +53,20 @@ TEST(VerifyFamily, OnlyADeclaredVerifierGetsItsItems) {
 TEST(VerifyFamily, ChainsFollowTheCapabilities) {
   adapters::SamplerInfo info = StableCpuInfo();
   const std::set<std::string> all = Chains(info, "f32");
-  EXPECT_EQ(all.size(), 15u);
-  for (const char* c : {"extra_mass_V100_k3", "disjoint_V64_k2", "masked_V64_k3", "greedy_V64_k3",
-                        "draft_logits_V64_k3", "draft_f16_V128_k2", "draft_bf16_V96_k2"}) {
+  EXPECT_EQ(all.size(), 19u);
+  for (const char* c :
+       {"extra_mass_V100_k3", "disjoint_V64_k2", "masked_V64_k3", "greedy_V64_k3",
+        "draft_logits_V64_k3", "draft_f16_V128_k2", "draft_bf16_V96_k2", "target_top_p_V64_k3",
+        "target_min_p_V64_k3", "confident_V64_k3", "greedy_ties_V64_k3"}) {
     EXPECT_TRUE(all.contains(c)) << c;
   }
   EXPECT_EQ(Chains(info, "bf16"), (std::set<std::string>{"near_V64_k4", "tile_V4099_k2",
                                                          "greedy_V64_k3", "draft_logits_V64_k2"}));
   info.capabilities &= ~(SAMPCERT_CAP_TOP_K | SAMPCERT_CAP_MASK | SAMPCERT_CAP_TEMPERATURE_ZERO);
   const std::set<std::string> plain = Chains(info, "f32");
-  EXPECT_EQ(plain.size(), 11u);
-  for (const char* c :
-       {"extra_mass_V100_k3", "disjoint_V64_k2", "masked_V64_k3", "greedy_V64_k3"}) {
+  EXPECT_EQ(plain.size(), 14u);
+  for (const char* c : {"extra_mass_V100_k3", "disjoint_V64_k2", "masked_V64_k3", "greedy_V64_k3",
+                        "greedy_ties_V64_k3"}) {
     EXPECT_FALSE(plain.contains(c)) << c;
   }
   // Without verify-draft-logits the drafts are probabilities only; without a half dtype, no
@@ -73,7 +75,7 @@ TEST(VerifyFamily, ChainsFollowTheCapabilities) {
   EXPECT_FALSE(Chains(info, "f32").contains("draft_bf16_V96_k2"));
   EXPECT_TRUE(Chains(info, "f32").contains("draft_f16_V128_k2"));
   info.capabilities &= ~SAMPCERT_CAP_VERIFY_DRAFT_LOGITS;
-  EXPECT_EQ(Chains(info, "f32").size(), 8u);
+  EXPECT_EQ(Chains(info, "f32").size(), 11u);
 }
 
 TEST(VerifyFamily, KeysAreSortedAndCoverEveryProperty) {
@@ -87,11 +89,11 @@ TEST(VerifyFamily, KeysAreSortedAndCoverEveryProperty) {
   for (const auto& key : keys) properties.insert(key.first);
   EXPECT_EQ(properties, (std::set<std::string>{"VER-1", "VER-2", "VER-3", "VER-4", "VER-5", "VER-6",
                                                "VER-INV-1"}));
-  EXPECT_EQ(keys.size(), 15u * 5 + 2);
+  EXPECT_EQ(keys.size(), 19u * 5 + 2);
   // VER-6 only for a verifier declaring verify-acceptance.
   adapters::SamplerInfo without = info;
   without.capabilities &= ~SAMPCERT_CAP_VERIFY_ACCEPTANCE;
-  EXPECT_EQ(VerifyKeys(Plan{}, item, without, -1).size(), 15u * 4 + 2);
+  EXPECT_EQ(VerifyKeys(Plan{}, item, without, -1).size(), 19u * 4 + 2);
 }
 
 TEST(VerifyFamily, TheTrialsReachTheProfilesPower) {

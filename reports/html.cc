@@ -146,8 +146,26 @@ std::string CountsChart(const TestResult& r) {
       deviating);
 }
 
-// Horizontal bars: the TV each distribution test detects with probability 0.9, and the
-// profile's requirement as a line.
+// A statistical result whose power is short of the profile's target but that did not fail is a
+// screen (SPEC section 11): a diagnostic, never a Pass of a distribution claim.
+bool IsScreen(const TestResult& r, double required) {
+  return !std::isnan(r.power_tv) && r.power_tv > required && results::IsConformant(r.status) &&
+         r.status != Status::kNotSupported;
+}
+
+// The step of a numeric axis from 0 to `top`: 1, 2 or 5 times a power of ten, 3 to 6 ticks.
+double AxisStep(double top) {
+  const double raw = top / 4;
+  const double decade = std::pow(10.0, std::floor(std::log10(raw)));
+  for (const double m : {1.0, 2.0, 5.0}) {
+    if (m * decade >= raw) return m * decade;
+  }
+  return 10 * decade;
+}
+
+// Horizontal bars: the TV each distribution test detects with probability 0.9 on a numeric axis,
+// and the profile's target as a labelled line. Green: the test reaches the target; grey: a
+// screen; red only for a test that falls short of a promise.
 std::string PowerChart(const Report& report) {
   std::vector<const TestResult*> tests;
   for (const TestResult& r : report.results) {
@@ -157,32 +175,52 @@ std::string PowerChart(const Report& report) {
   const double required = NumberFrom(report.context.value("required_tv", json(0.01)));
   double top = required * 1.5;
   for (const TestResult* r : tests) top = std::max(top, r->power_tv);
-  const double w = 640, row = 14, label = 220;
-  const double h = row * static_cast<double>(tests.size()) + 20;
+  const double step = AxisStep(top);
+  top = std::ceil(top / step - 1e-9) * step;
+  const double w = 640, row = 14, label = 220, plot = w - label - 10;
+  const double bars_h = row * static_cast<double>(tests.size());
+  const double h = bars_h + 44;
   std::string bars;
   for (std::size_t i = 0; i < tests.size(); ++i) {
     const TestResult& r = *tests[i];
     const double y = static_cast<double>(i) * row;
-    const double len = (w - label) * r.power_tv / top;
+    const double len = plot * r.power_tv / top;
+    const bool screen = IsScreen(r, required);
+    const char* cls = r.power_tv <= required ? "bar" : screen ? "bar screen" : "bar bad";
     bars += fmt::format(
-        "<text x=\"0\" y=\"{:.1f}\" class=\"lbl\">{} {} {}</text><rect class=\"{}\" x=\"{}\" "
-        "y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\"><title>detects TV {:.3g} with {} draws"
+        "<text x=\"0\" y=\"{:.1f}\" class=\"lbl\">{} {} {}{}</text><rect class=\"{}\" x=\"{}\" "
+        "y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\"><title>detects TV {:.3g} with {} draws{}"
         "</title></rect>",
-        y + row - 3, E(r.property), E(r.dtype), E(r.family),
-        r.power_tv <= required ? "bar" : "bar bad", label, y + 2, len, row - 4, r.power_tv,
-        r.draws);
+        y + row - 3, E(r.property), E(r.dtype), E(r.family), screen ? " (screen)" : "", cls, label,
+        y + 2, len, row - 4, r.power_tv, r.draws, screen ? ": a screen, short of the target" : "");
   }
-  const double rx = label + (w - label) * required / top;
+  // The axis: a baseline, ticks with their values, and its title.
+  bars +=
+      fmt::format("<line x1=\"{0}\" x2=\"{1:.1f}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" class=\"axis\"/>",
+                  label, label + plot, bars_h + 2);
+  for (double t = 0; t <= top + step / 2; t += step) {
+    const double x = label + plot * t / top;
+    bars += fmt::format(
+        "<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1:.1f}\" y2=\"{2:.1f}\" class=\"axis\"/>"
+        "<text x=\"{0:.1f}\" y=\"{3:.1f}\" class=\"lbl tick\">{4:.3g}</text>",
+        x, bars_h + 2, bars_h + 6, bars_h + 16, t);
+  }
+  bars += fmt::format(
+      "<text x=\"{:.1f}\" y=\"{:.1f}\" class=\"lbl tick\">total variation detected with "
+      "probability 0.9</text>",
+      label + plot / 2, bars_h + 28);
+  const double rx = label + plot * required / top;
   bars += fmt::format(
       "<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"0\" y2=\"{1:.1f}\" class=\"req\"/><text "
-      "x=\"{0:.1f}\""
-      " y=\"{2:.1f}\" class=\"lbl\">required TV {3:.3g}</text>",
-      rx, h - 14, h - 2, required);
+      "x=\"{0:.1f}\" y=\"{2:.1f}\" class=\"lbl req-label\">target TV {3:.3g}</text>",
+      rx, bars_h + 2, h - 2, required);
   return fmt::format(
       "<figure><svg class=\"chart\" viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"power per "
       "test\">{}</svg><figcaption>Smallest total variation each test detects with probability "
-      "0.9 (shorter is stronger); bars past the line could not buy the required power."
-      "</figcaption></figure>",
+      "0.9 (shorter is stronger), against the profile's target (the dashed line). Green: the "
+      "test reaches the target. Grey, marked (screen): a test whose power is stated, not "
+      "required (a screen, SPEC section 11): it found no deviation at that power and certifies "
+      "no distribution claim. Red: a test that falls short of a promise.</figcaption></figure>",
       w, h, bars);
 }
 
@@ -268,6 +306,35 @@ std::string CoverageChart(const Report& report) {
 // The coverage model's table (SPEC COV-1), one line per axis: each class the design rows
 // exercised with its rows (the properties and their rows on hover), then the excluded classes
 // grouped by the declaration's reason.
+// SPEC TRACE-1: each clause with its evidence, the words this run exercised in bold, the others
+// muted; a clause no planned input decides says why.
+std::string ClauseSection(const Report& report) {
+  if (report.clauses.empty()) return "<p>This report carries no traceability table.</p>";
+  std::string html =
+      "<p>Each promise of SPEC.md with the planned inputs on which a violation is decisive "
+      "(<strong>bold</strong>: exercised in this run; muted: not in this run's plan, for "
+      "example an undeclared capability).</p>\n<table id=\"clauses\"><tr><th>clause</th>"
+      "<th>promise</th><th>evidence</th></tr>\n";
+  std::size_t exercised = 0;
+  for (const ClauseLine& c : report.clauses) {
+    std::string words;
+    bool any = false;
+    for (const std::string& w : c.evidence) {
+      const bool ran = EvidenceExercised(report, w);
+      any = any || ran;
+      words += fmt::format("{}<code{}>{}</code>", words.empty() ? "" : " ",
+                           ran ? " class=\"ran\"" : " class=\"muted\"", E(w));
+    }
+    if (c.evidence.empty()) words = "<em>not exercised</em>: " + E(c.not_exercised);
+    exercised += any ? 1 : 0;
+    html +=
+        fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td></tr>\n", E(c.id), E(c.promise), words);
+  }
+  return fmt::format("<p>{} of {} clauses exercised by this run.</p>\n", exercised,
+                     report.clauses.size()) +
+         html + "</table>\n";
+}
+
 std::string CoverageSection(const Report& report) {
   const std::vector<CoverageCell> cells = CoverageTable(report.results);
   if (cells.empty()) return "<p>No design rows in this report.</p>";
@@ -421,13 +488,13 @@ h1{font-size:1.5em}h2{font-size:1.15em;margin-top:2em;border-bottom:1px solid #d
 .verdict.incomplete{background:#ece3fb;color:#4b2a7a}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ddd;padding:2px 8px;text-align:left}
 td.pass{background:#e6f6e8}td.fail{background:#fbdcdc}td.warn{background:#fff4d6}
-td.inconclusive{background:#ece3fb}td.muted{background:#f3f3f3;color:#777}
+td.inconclusive{background:#ece3fb}td.muted{background:#f3f3f3;color:#777}code.muted{color:#888}
 td.known{background:#fde6c8;color:#7a4100}
 code,pre{background:#f6f6f6;padding:1px 4px;white-space:pre-wrap;word-break:break-all}
 details{margin:.4em 0;border:1px solid #eee;padding:.3em .6em}summary{cursor:pointer}
 svg.chart{width:100%;height:auto;background:#fcfcfc;border:1px solid #eee}
-.obs{fill:#3366aa}.exp{fill:#b8c8e6}.bar{fill:#4a8f5a}.bar.bad{fill:#c44}.dot{fill:#3366aa}
-.dot.bad{fill:#c44}.req{stroke:#c44;stroke-dasharray:4 3}.lbl{font-size:10px;fill:#444}.lbl.name{font-weight:bold;fill:#222}
+.obs{fill:#3366aa}.exp{fill:#b8c8e6}.bar{fill:#4a8f5a}.bar.bad{fill:#c44}.bar.screen{fill:#9a9a9a}code.ran{font-weight:bold}.axis{stroke:#666}.tick{text-anchor:middle}.dot{fill:#3366aa}
+.dot.bad{fill:#c44}.req{stroke:#225;stroke-dasharray:4 3}.req-label{fill:#225}.lbl{font-size:10px;fill:#444}.lbl.name{font-weight:bold;fill:#222}
 .axis{stroke:#444}.grid{stroke:#e4e4e4}
 #only-failures:checked ~ table tr.ok{display:none}
 ol.causes>li{margin:.6em 0}ol.causes p{margin:.2em 0}.st{padding:0 .4em;border-radius:3px}
@@ -537,6 +604,7 @@ std::string RenderHtml(const Report& report) {
   html += "<h2>Error against temperature</h2>\n" + TemperatureChart(report);
   html += "<h2>Edge-case coverage</h2>\n" + CoverageChart(report);
   html += "<h2>Coverage model</h2>\n" + CoverageSection(report);
+  html += "<h2>Promises and their evidence</h2>\n" + ClauseSection(report);
 
   html +=
       "<h2>All results</h2>\n<input type=\"checkbox\" id=\"only-failures\"> <label "
@@ -545,6 +613,7 @@ std::string RenderHtml(const Report& report) {
       "error</th><th>p</th><th>level</th><th>power TV</th><th>draws</th><th>s</th><th>note"
       "</th></tr>\n";
   std::string last_anchor;
+  const double required = NumberFrom(report.context.value("required_tv", json(0.01)));
   for (const TestResult& r : report.results) {
     const std::string anchor = Anchor(r.property, r.dtype);
     const bool first = anchor != last_anchor;
@@ -554,9 +623,10 @@ std::string RenderHtml(const Report& report) {
         "<td title=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}"
         "</td></tr>\n",
         r.status == Status::kPass ? "ok" : "", first ? " id=\"" + anchor + "\"" : "", E(r.property),
-        E(r.dtype), E(r.family), StatusClass(r.status), results::StatusName(r.status), r.cases,
-        E(r.worst_input), Num(r.worst_error), Num(r.p_value), Num(r.level), Num(r.power_tv),
-        r.draws, Num(r.seconds, "{:.2f}"), E(r.note));
+        E(r.dtype), E(r.family), StatusClass(r.status),
+        std::string(results::StatusName(r.status)) + (IsScreen(r, required) ? " (screen)" : ""),
+        r.cases, E(r.worst_input), Num(r.worst_error), Num(r.p_value), Num(r.level),
+        Num(r.power_tv), r.draws, Num(r.seconds, "{:.2f}"), E(r.note));
   }
   html += "</table>\n";
   // The one script: marks the page as rendered (the browser test looks for it) and lets the

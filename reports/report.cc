@@ -127,6 +127,26 @@ json ReportToJson(const Report& report) {
     coverage.push_back(std::move(cell));
   }
   if (!coverage.empty()) j["coverage"] = coverage;
+  // The traceability table (schema 3.3): each clause, its evidence and what this run exercised.
+  if (!report.clauses.empty()) {
+    json clauses = json::array();
+    for (const ClauseLine& c : report.clauses) {
+      json line = {{"id", results::SanitizeUtf8(c.id)},
+                   {"promise", results::SanitizeUtf8(c.promise)}};
+      if (c.evidence.empty()) {
+        line["not_exercised"] = results::SanitizeUtf8(c.not_exercised);
+      } else {
+        json words = json::array();
+        for (const std::string& w : c.evidence) {
+          words.push_back(
+              {{"input", results::SanitizeUtf8(w)}, {"exercised", EvidenceExercised(report, w)}});
+        }
+        line["evidence"] = words;
+      }
+      clauses.push_back(std::move(line));
+    }
+    j["clauses"] = clauses;
+  }
   // Certified: the cells whose every result passed (or passed against a declared deviation);
   // a cell with a known failure is not certified, whatever its other families did, and an
   // incomplete or partial run certifies nothing (the rest of a cell may not have run).
@@ -222,6 +242,12 @@ Report ReportFromJson(const json& j, std::string* error) {
                              r.results.size() - 1, t.dtype, t.property, t.family);
         return r;
       }
+    }
+    for (const json& c : j.value("clauses", json::array())) {
+      ClauseLine line{c.at("id"), c.at("promise"), {}, c.value("not_exercised", "")};
+      for (const json& w : c.value("evidence", json::array()))
+        line.evidence.push_back(w.at("input"));
+      r.clauses.push_back(std::move(line));
     }
     for (const json& d : j.at("verdict").at("expectation_differences")) {
       ExpectationDifference diff;
@@ -325,6 +351,28 @@ std::string FirstDifference(const json& a, const json& b) {
 }
 
 }  // namespace
+
+bool EvidenceExercised(const Report& report, const std::string& word) {
+  const std::size_t colon = word.find(':');
+  if (colon == std::string::npos) return false;
+  const std::string kind = word.substr(0, colon), name = word.substr(colon + 1);
+  if (kind == "design") {
+    const std::size_t dot = name.find('.');
+    for (const CoverageCell& c : CoverageTable(report.results)) {
+      if (dot != std::string::npos && c.axis == name.substr(0, dot) &&
+          c.cls == name.substr(dot + 1)) {
+        return !c.rows_by_property.empty();
+      }
+    }
+    return false;
+  }
+  for (const TestResult& r : report.results) {
+    if (r.status == Status::kNotSupported) continue;
+    if ((kind == "row" || kind == "chain") && r.family == name) return true;
+    if (kind == "property" && r.property == name) return true;
+  }
+  return false;
+}
 
 bool Merge(const std::vector<Report>& shards, Report* out, std::string* error) {
   if (shards.empty()) {

@@ -26,6 +26,16 @@ int Severity(results::Status s);
 // The most severe status of each (property, dtype) over row families.
 std::map<Key, results::Status> Aggregate(const std::vector<results::TestResult>& results);
 
+// One clause of the traceability table (SPEC TRACE-1) as the run's suite had it: its evidence
+// words (row:, chain:, design:, property:) or the reason no planned input decides it. The
+// report's coverage section says which of the words this run's results exercised.
+struct ClauseLine {
+  std::string id;
+  std::string promise;
+  std::vector<std::string> evidence;
+  std::string not_exercised;
+};
+
 struct Report {
   nlohmann::json context;  // tool, version, revision, compiler, CPU, profile, seed, shard, ...
   nlohmann::json sampler;  // name, version, argument, capabilities, policies
@@ -36,7 +46,13 @@ struct Report {
   bool complete = true;
   std::string incomplete_reason;
   int signal = 0;  // the signal that stopped the run (exit 128 + signal), 0 if none
+  std::vector<ClauseLine> clauses;  // SPEC TRACE-1 (schema 3.3); empty in older reports
 };
+
+// Whether this report's results exercised an evidence word: a result of that family (row:,
+// chain:), of that property (property:, not NotSupported), or a design class some property
+// exercised (design:AXIS.CLASS).
+bool EvidenceExercised(const Report& report, const std::string& word);
 
 // The report's coverage table (SPEC COV-1): per coverage-model axis and class, the properties
 // that exercised it on design rows with their row counts (over dtypes), or the declaration's

@@ -144,6 +144,58 @@ TEST(Golden, KnownJson) {
   Golden("report.known.json", ReportToJson(SyntheticKnown()).dump(2) + "\n");
 }
 TEST(Golden, KnownJUnit) { Golden("report.known.junit.xml", RenderJUnit(SyntheticKnown())); }
+// SPEC section 11: a passing test short of the target is a screen (grey, labelled), a failing
+// one short of it is red, and a passing report has no red bar.
+TEST(Html, ScreensAreLabelledAndNotRed) {
+  Report r = Synthetic();
+  TestResult screen;
+  screen.property = "DIST-3";
+  screen.dtype = "f32";
+  screen.family = "zipf";
+  screen.status = Status::kPass;
+  screen.power_tv = 0.15;
+  screen.draws = 1024;
+  r.results = {screen};
+  const std::string passing = RenderHtml(r);
+  EXPECT_NE(passing.find("class=\"bar screen\""), std::string::npos);
+  EXPECT_NE(passing.find("Pass (screen)"), std::string::npos);
+  EXPECT_NE(passing.find("zipf (screen)"), std::string::npos);
+  EXPECT_EQ(passing.find("class=\"bar bad\""), std::string::npos);
+  EXPECT_NE(passing.find("class=\"lbl tick\">0.05<"), std::string::npos);  // a numeric axis
+  EXPECT_NE(passing.find("target TV"), std::string::npos);
+  r.results.front().status = Status::kInconclusive;
+  const std::string short_of_it = RenderHtml(r);
+  EXPECT_NE(short_of_it.find("class=\"bar bad\""), std::string::npos);
+  EXPECT_EQ(short_of_it.find("zipf (screen)"), std::string::npos);
+}
+
+// SPEC TRACE-1 in the report (schema 3.3): each clause with its evidence words marked exercised
+// by this report's results, valid against the schema, read back unchanged.
+TEST(Clauses, WrittenMarkedAndReadBack) {
+  Report r = Synthetic();
+  r.clauses = {{"DIST-1", "draws follow", {"row:flat_V64", "row:wide_V32768"}, ""},
+               {"PROB-1", "probabilities", {"property:PROB-1", "design:vocab.64"}, ""},
+               {"DRAW-2", "u in (0, 1)", {}, "no plan can force it"}};
+  const nlohmann::json j = ReportToJson(r);
+  const nlohmann::json& c = j.at("clauses");
+  ASSERT_EQ(c.size(), 3u);
+  EXPECT_TRUE(c[0]["evidence"][0]["exercised"]);   // the flat_V64 result
+  EXPECT_FALSE(c[0]["evidence"][1]["exercised"]);  // no wide_V32768 result
+  EXPECT_TRUE(c[1]["evidence"][0]["exercised"]);   // PROB-1 ran
+  EXPECT_TRUE(c[1]["evidence"][1]["exercised"]);   // class:vocab=64 in the coverage tags
+  EXPECT_EQ(c[2]["not_exercised"], "no plan can force it");
+  std::string error;
+  const Report back = ReportFromJson(j, &error);
+  ASSERT_EQ(error, "");
+  ASSERT_EQ(back.clauses.size(), 3u);
+  EXPECT_EQ(back.clauses[0].evidence, r.clauses[0].evidence);
+  EXPECT_EQ(back.clauses[2].not_exercised, "no plan can force it");
+  nlohmann::json bad = j;
+  bad["clauses"][2].erase("not_exercised");  // neither evidence nor a reason
+  ReportFromJson(bad, &error);
+  EXPECT_NE(error, "");
+}
+
 TEST(Golden, KnownHtml) { Golden("report.known.html", RenderHtml(SyntheticKnown())); }
 
 // The coverage table: per class, the properties that exercised it with their rows summed over

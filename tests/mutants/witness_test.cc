@@ -43,6 +43,15 @@ enum class Check {
   kRepeatsAcrossCalls,  // draws [0, n) and [n, 2n) of the row are equal: (sum p^2)^n < 1e-12
   kBatchIdentity,       // the witness row's tokens differ alone and inside the batch (BATCH-1)
   kSeedNotReproduced,   // the same call twice gives other tokens (DET-1)
+  kStreamsCoincide,     // the row's draws equal those of `other` (seed, row id, first draw)
+};
+
+// kStreamsCoincide: the (seed, row id, first draw) whose draws DRAW-1 makes independent of the
+// witness row's (on a flat row of 8 tokens, equal 64 draws have chance 8^-64).
+struct Stream {
+  uint64_t seed = 0;
+  uint64_t row_id = 0;
+  uint64_t first_draw = 0;
 };
 
 struct Witness {
@@ -55,6 +64,7 @@ struct Witness {
   uint64_t draws = 20000;
   uint64_t first_draw = 0;
   uint64_t seed = 1;
+  Stream other = {};  // kStreamsCoincide
 };
 
 std::vector<float> Flat(std::size_t v, float x) { return std::vector<float>(v, x); }
@@ -190,6 +200,37 @@ std::vector<Witness> AllWitnesses() {
                Check::kSetMass,
                {2}});
   w.push_back({"greedy_mate_epsilon", DType::kF32, {{{1, 1, 0}, {}, 0}, Row{Flat(3, 0)}}});
+  // The random stream (DRAW-1): seed 2 at row id 7 against seed 1 at row id 8; row id 8 against
+  // row id 7 one draw later; draw 2^32 against draw 0.
+  const Row flat7{Flat(8, 0)};
+  auto stream = [&](const char* mutant, uint64_t seed, uint64_t first, Stream other) {
+    Witness s{mutant, DType::kF32, {flat7}, 0, Check::kStreamsCoincide, {}, 64, first, seed};
+    s.other = other;
+    return s;
+  };
+  w.push_back(stream("rng_key_seed_plus_row", 2, 0, {1, 8, 0}));
+  w.push_back(stream("rng_counter_row_plus_draw", 1, 1, {1, 8, 0}));
+  w.push_back(stream("rng_counter_32bit", 1, uint64_t{1} << 32, {1, 7, 0}));
+  // IN-3: a mask byte 2 allows its token.
+  w.push_back(
+      {"mask_byte_is_one", DType::kF32, {{{0, 1, 2}, {2, 2, 1}}}, 0, Check::kSetMass, {0, 1}});
+  // A -0 tied with the k-th value +0 is kept under keep-all ties.
+  Row zero_tie{{1.0f, 0.0f, -0.0f, -1.0f}};
+  zero_tie.top_k = 2;
+  w.push_back({"topk_signed_zero", DType::kF32, {zero_tie}, 0, Check::kSetMass, {2}});
+  Row k1500{};
+  for (int i = 0; i < 2000; ++i) k1500.logits.push_back(-1e-3f * static_cast<float>(i));
+  k1500.top_k = 1500;
+  w.push_back({"topk_capped_1024", DType::kF32, {k1500}, 0, Check::kSetMass, Range(1024, 1500)});
+  // min_p 5e-6: 1000 tokens at e^-13 = 2.3e-6 of the maximum are dropped, 2.3e-3 of the mass.
+  Row tiny_min{Flat(1001, -13.0f)};
+  tiny_min.logits[0] = 0;
+  tiny_min.min_p = 5e-6f;
+  w.push_back({"minp_skipped_below_1e-5", DType::kF32, {tiny_min}});
+  // min_p 0.7 (0.69921875 in bf16) and a token at 0.6996 of the maximum: dropped.
+  Row min07{{0.0f, std::log(0.6996f), -2.0f}};
+  min07.min_p = 0.7f;
+  w.push_back({"params_bf16", DType::kF32, {min07}});
   return w;
 }
 
@@ -349,6 +390,13 @@ std::string Wrong(const Plugin& plugin, const char* mutant, const Witness& w) {
     const AbiBatch alone(w.dtype, {w.batch[w.row]});
     const Call one = plugin.Sample(mutant, alone.batch, w.seed, w.first_draw, w.draws);
     return one.tokens != t ? "other tokens alone than inside the batch" : "";
+  }
+  if (w.check == Check::kStreamsCoincide) {
+    Row other_row = w.batch[w.row];
+    other_row.row_id = w.other.row_id;
+    const AbiBatch other(w.dtype, {other_row});
+    const Call o = plugin.Sample(mutant, other.batch, w.other.seed, w.other.first_draw, w.draws);
+    return o.tokens == t ? "the draws of another (seed, row id, draw) stream" : "";
   }
   // The same call twice on one instance.
   const Call again = plugin.Sample(mutant, in.batch, w.seed, w.first_draw, w.draws, 2);

@@ -90,6 +90,14 @@ enum class M {
   kBatchDropsTopP,
   kBatchThresholdTopKExact,
   kGreedyMateEpsilon,
+  kRngKeySeedPlusRow,
+  kRngCounterRowPlusDraw,
+  kRngCounter32,
+  kMaskByteIsOne,
+  kTopKSignedZero,
+  kTopKCapped1024,
+  kMinPSkippedBelowEps,
+  kParamsBf16,
 };
 
 struct Entry {
@@ -295,6 +303,40 @@ constexpr Entry kCatalogue[] = {
      "a greedy row in a batch with a sampled row is drawn at T = 1e-6: tied maxima drawn "
      "uniformly instead of by the lowest-index tie-break",
      "FlashML-org/FreeToken#471 (mixed batches approximate greedy with temperature 1e-6)", nullptr},
+    // --- issue 33's plan gaps: the random stream, IN-3's bytes, truncation's extremes ---
+    {M::kRngKeySeedPlusRow, "rng_key_seed_plus_row", "rng_stream_key",
+     "the stream keyed by seed + row id (one 64-bit key): seed s + 1 at row id r draws the "
+     "stream of seed s at row id r + 1",
+     "curand_init(seed + request_id, 0, offset) style keying (issue 33's blind set: streams of "
+     "two (seed, row id) pairs coincide)",
+     nullptr},
+    {M::kRngCounterRowPlusDraw, "rng_counter_row_plus_draw", "rng_stream_overlap",
+     "the Philox counter is row id + draw index: row id r + 1's stream is row id r's shifted by "
+     "one draw",
+     "curand_init(seed, 0, row_id + offset) style offsets (issue 33's blind set: neighbouring "
+     "rows' streams overlap, lagged by one draw)",
+     nullptr},
+    {M::kRngCounter32, "rng_counter_32bit", "rng_counter_bits",
+     "the draw index kept in 32 bits: draw 2^32 repeats draw 0",
+     "issue 33's blind set (a uint32 offset in the kernel's Philox counter)", nullptr},
+    {M::kMaskByteIsOne, "mask_byte_is_one", "mask_encoding",
+     "the mask read as `byte == 1` instead of SPEC IN-3's `nonzero = allowed`: tokens allowed "
+     "by any other byte are masked",
+     "issue 33's blind set (a bool mask compared with 1 after a byte cast)", nullptr},
+    {M::kTopKSignedZero, "topk_signed_zero", "topk_ties",
+     "top-k compares logits by their sign-aware total order (a radix sort's key): -0 ranks "
+     "below +0, so a -0 tied with a +0 k-th value is dropped under keep-all ties",
+     "issue 33's blind set (radix-select top-k on the float's bit pattern)", nullptr},
+    {M::kTopKCapped1024, "topk_capped_1024", "truncation_extremes",
+     "top_k silently capped at 1024 (a kernel's largest tile)",
+     "issue 33's blind set; FlashInfer/vLLM top-k kernels with a maximum k", nullptr},
+    {M::kMinPSkippedBelowEps, "minp_skipped_below_1e-5", "truncation_extremes",
+     "min-p skipped when min_p < 1e-5, as if off",
+     "vllm-project/vllm vllm/v1/sample (min-p applied only above _SAMPLING_EPS = 1e-5)", nullptr},
+    {M::kParamsBf16, "params_bf16", "param_rounding",
+     "top_p and min_p rounded to bf16 (a parameter tensor in the logits' dtype): top_p 0.8 "
+     "cuts at 0.80078125, min_p 0.7 at 0.69921875",
+     "issue 33's blind set (sampling parameters cast to the model dtype)", nullptr},
 };
 
 const Entry* Find(std::string_view name) {
@@ -417,6 +459,12 @@ RowView MutantSampler::Params(const sampcert_batch& batch, std::size_t r) const 
   row.top_p = p.top_p;
   row.min_p = p.min_p;
   if (Is(M::kBatchDropsTopP) && batch.num_rows > 1) row.top_p = 1.0f;
+  if (Is(M::kParamsBf16)) {
+    row.top_p = static_cast<float>(RoundBf16(row.top_p));
+    row.min_p = static_cast<float>(RoundBf16(row.min_p));
+  }
+  if (Is(M::kTopKCapped1024)) row.top_k = std::min<int64_t>(row.top_k, 1024);
+  if (Is(M::kMinPSkippedBelowEps) && row.min_p < 1e-5f) row.min_p = 0.0f;
   return row;
 }
 
@@ -463,7 +511,7 @@ Error MutantSampler::Logits(const RowView& row, std::size_t r, bool nan_to_floor
     // The mask words cover whole 32-token words only, for the narrow-mask mutant.
     const std::size_t covered = Is(M::kMaskNarrow32) ? v / 32 * 32 : v;
     for (std::size_t i = 0; i < covered; ++i) {
-      if (row.mask[i] != 0) continue;
+      if (Is(M::kMaskByteIsOne) ? row.mask[i] == 1 : row.mask[i] != 0) continue;
       if (Is(M::kMaskAdditiveLog)) {
         x_[i] += -kInf;  // NaN and +inf stay NaN
         if (std::isnan(x_[i])) return Numerical(r, "nan");
@@ -555,8 +603,13 @@ void MutantSampler::TopK(int64_t k, bool exact) {
   const std::vector<std::size_t> order = ByLogitDescending();
   if (k <= 0 || static_cast<std::size_t>(k) >= order.size()) return;
   const double kth = x_[order[static_cast<std::size_t>(k) - 1]];
+  // The signed-zero mutant's order: -0 below +0 (the float's sign-aware total order).
+  auto below = [&](double a) {
+    if (Is(M::kTopKSignedZero) && a == 0 && kth == 0) return std::signbit(a) && !std::signbit(kth);
+    return a < kth;
+  };
   for (std::size_t j = static_cast<std::size_t>(k); j < order.size(); ++j) {
-    if (exact || x_[order[j]] < kth) w_[order[j]] = 0.0;
+    if (exact || below(x_[order[j]])) w_[order[j]] = 0.0;
   }
 }
 
@@ -664,6 +717,9 @@ double MutantSampler::Uniform(const sampcert_batch& batch, std::size_t r, uint64
   const bool global = Is(M::kRngGlobalState) || (Is(M::kRngUnseededInBatch) && batch.num_rows > 1);
   if (global) return (static_cast<double>(global_rng_() >> 11) + 0.5) * 0x1p-53;
   const uint64_t row_id = Is(M::kRngByBatchPosition) ? r : batch.rows[r].row_id;
+  if (Is(M::kRngKeySeedPlusRow)) return sampcert::CanonicalUniform(seed + row_id, 0, index);
+  if (Is(M::kRngCounterRowPlusDraw)) return sampcert::CanonicalUniform(seed, 0, row_id + index);
+  if (Is(M::kRngCounter32)) index &= 0xffffffffULL;
   return sampcert::CanonicalUniform(seed, row_id, index);
 }
 
