@@ -116,14 +116,13 @@ void Exp2NonPositiveImpl(const float* y, std::size_t n, float* out) {
 
 float MaxAndNanImpl(const float* x, std::size_t n, bool* has_nan) {
   const DF d;
-  const DI di;
   constexpr float kInf = std::numeric_limits<float>::infinity();
   // Four independent maxima so that the loop runs at the loads' speed, not the latency of one
-  // chain; the maximum is exact in any order (with a NaN the caller ignores it). NaN: the
-  // largest magnitude's bits, as an integer, above +inf's.
+  // chain; the maximum is exact in any order (with a NaN the caller ignores it). NaN: a NaN
+  // anywhere makes the sum NaN on every target; a NaN sum without one (inf - inf, overflow) is
+  // rare and settled by an exact scan, so the answer is exact.
   VF m0 = hn::Set(d, -kInf), m1 = m0, m2 = m0, m3 = m0;
-  const auto magnitude = hn::Set(di, 0x7fffffff);
-  auto bits = hn::Zero(di);
+  VF s0 = hn::Zero(d), s1 = s0;
   std::size_t i = 0;
   for (; i + 4 * kLanes <= n; i += 4 * kLanes) {
     const VF v0 = hn::LoadU(d, x + i), v1 = hn::LoadU(d, x + i + kLanes);
@@ -132,17 +131,19 @@ float MaxAndNanImpl(const float* x, std::size_t n, bool* has_nan) {
     m1 = hn::Max(m1, v1);
     m2 = hn::Max(m2, v2);
     m3 = hn::Max(m3, v3);
-    const auto b01 =
-        hn::Max(hn::And(hn::BitCast(di, v0), magnitude), hn::And(hn::BitCast(di, v1), magnitude));
-    const auto b23 =
-        hn::Max(hn::And(hn::BitCast(di, v2), magnitude), hn::And(hn::BitCast(di, v3), magnitude));
-    bits = hn::Max(bits, hn::Max(b01, b23));
+    s0 = hn::Add(s0, hn::Add(v0, v1));
+    s1 = hn::Add(s1, hn::Add(v2, v3));
   }
   HWY_ALIGN float lanes[kLanes];
   hn::Store(hn::Max(hn::Max(m0, m1), hn::Max(m2, m3)), d, lanes);
   float m = -kInf;
   for (float l : lanes) m = l > m ? l : m;
-  bool any_nan = !hn::AllFalse(di, hn::Gt(bits, hn::Set(di, 0x7f800000)));
+  const VF sum = hn::Add(s0, s1);
+  bool any_nan = !hn::AllTrue(d, hn::Eq(sum, sum));
+  if (any_nan) {  // maybe: look
+    any_nan = false;
+    for (std::size_t j = 0; j < i; ++j) any_nan |= std::isnan(x[j]);
+  }
   for (; i < n; ++i) {
     m = x[i] > m ? x[i] : m;
     any_nan |= std::isnan(x[i]);
