@@ -85,11 +85,12 @@ HWY_INLINE VF Exp2(VF y) {
   p = Fma(p, r, hn::Set(d, 6.9314718246e-01f));
   p = Fma(p, r, hn::Set(d, 1.0f));
   // Scale by 2^n in the exponent field: t's bits are the magic's plus n, and the magic's low 9
-  // bits are 0, so t's bits shifted left by 23 are n's. For n < -126 the field goes <= 0 (-inf
-  // and anything below 2^-150 reach a negative field: the sign bit, so the max below makes them
-  // 0; the few lanes in between become tiny positive values below 2^-126, under every floor).
-  const VF res = hn::BitCast(d, hn::Add(hn::BitCast(di, p), hn::ShiftLeft<23>(hn::BitCast(di, t))));
-  return hn::Max(res, hn::Zero(d));  // res is never NaN (nor -0)
+  // bits are 0, so t's bits shifted left by 23 are n's. For n < -126 the field goes <= 0: -inf
+  // and anything below 2^-150 borrow into the sign bit (negative values, -inf or NaN, which
+  // the integer max below makes +0 on every target; a float max would keep NaN on NEON); the
+  // few lanes in between become tiny positive values below 2^-126, under every floor.
+  const auto bits = hn::Add(hn::BitCast(di, p), hn::ShiftLeft<23>(hn::BitCast(di, t)));
+  return hn::BitCast(d, hn::Max(bits, hn::Zero(di)));
 }
 
 // The tail of a row (fewer than 16 elements) through the same vector code, padded: its bits
