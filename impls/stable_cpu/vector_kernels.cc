@@ -29,6 +29,8 @@
 
 #include <bit>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 
@@ -265,23 +267,48 @@ HWY_EXPORT(WidenF16Impl);
 HWY_EXPORT(WidenBF16Impl);
 HWY_EXPORT(TargetImpl);
 
+namespace {
+bool UseTargetOf(const std::string& name);
+
+// SAMPCERT_KERNEL_TARGET=NAME holds the kernels to one target of CompiledTargets() for the
+// whole process (a certification on the portable fallback, to compare with the best target's).
+// A name this CPU does not run is an error by name: the process stops before any kernel runs.
+void ApplyEnvironment() {
+  static const bool applied = [] {
+    const char* name = std::getenv("SAMPCERT_KERNEL_TARGET");
+    if (name != nullptr && *name != '\0' && !UseTargetOf(name)) {
+      std::fprintf(stderr, "SAMPCERT_KERNEL_TARGET=%s: not a kernel target this CPU runs\n", name);
+      std::abort();
+    }
+    return true;
+  }();
+  (void)applied;
+}
+}  // namespace
+
 void Exp2NonPositive(const float* y, std::size_t n, float* out) {
+  ApplyEnvironment();
   HWY_DYNAMIC_DISPATCH(Exp2NonPositiveImpl)(y, n, out);
 }
 float MaxAndNan(const float* x, std::size_t n, bool* has_nan) {
+  ApplyEnvironment();
   return HWY_DYNAMIC_DISPATCH(MaxAndNanImpl)(x, n, has_nan);
 }
 void WeightsAndBlockSums(const float* x, std::size_t n, float m, float scale, float* w,
                          std::size_t block, double* block_sums) {
+  ApplyEnvironment();
   HWY_DYNAMIC_DISPATCH(WeightsAndBlockSumsImpl)(x, n, m, scale, w, block, block_sums);
 }
 void BlockSums(const float* w, std::size_t n, std::size_t block, double* block_sums) {
+  ApplyEnvironment();
   HWY_DYNAMIC_DISPATCH(BlockSumsImpl)(w, n, block, block_sums);
 }
 void WidenF16(const void* half_bits, std::size_t n, float* out) {
+  ApplyEnvironment();
   HWY_DYNAMIC_DISPATCH(WidenF16Impl)(half_bits, n, out);
 }
 void WidenBF16(const void* half_bits, std::size_t n, float* out) {
+  ApplyEnvironment();
   HWY_DYNAMIC_DISPATCH(WidenBF16Impl)(half_bits, n, out);
 }
 
@@ -303,9 +330,18 @@ std::vector<std::string> CompiledTargets() {
   return names;
 }
 
-std::string CurrentTarget() { return hwy::TargetName(HWY_DYNAMIC_DISPATCH(TargetImpl)()); }
+std::string CurrentTarget() {
+  ApplyEnvironment();
+  return hwy::TargetName(HWY_DYNAMIC_DISPATCH(TargetImpl)());
+}
 
 bool UseTarget(const std::string& name) {
+  ApplyEnvironment();  // first, so that it never overrides this choice later
+  return UseTargetOf(name);
+}
+
+namespace {
+bool UseTargetOf(const std::string& name) {
   for (int64_t t : CpuTargets()) {
     if (name.empty() || name == hwy::TargetName(t)) {
       chosen_target = name.empty() ? 0 : t;
@@ -315,6 +351,7 @@ bool UseTarget(const std::string& name) {
   }
   return false;
 }
+}  // namespace
 
 }  // namespace sampcert::impls::kernels
 #endif  // HWY_ONCE
