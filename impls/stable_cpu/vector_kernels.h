@@ -4,10 +4,13 @@
 // (runtime dispatch), so one binary never dies with SIGILL on an older CPU.
 //
 // Every target gives the same bits (stable_cpu declares cross-device determinism, SPEC POL-6):
-// each operation is one IEEE-rounded add, subtract or multiply, never contracted into an FMA
-// (the targets without FMA could not match it; the file is compiled with -ffp-contract=off), and
-// every reduction sums in one order whatever the vector width (16 virtual lanes, then those in
-// lane order). vector_kernels_test checks each compiled target against the fallback, bit for bit.
+// each step is one IEEE-rounded operation, the exp's polynomial one FMA per step on every target
+// (the hardware's, or glibc's correctly rounded std::fma on the portable fallback; x86's SSSE3
+// and SSE4, which lack FMA, are not compiled), nothing else contracted (-ffp-contract=off), and
+// every reduction sums in one order whatever the vector width (16 virtual lanes, then those
+// pairwise). vector_kernels_test checks each target against the fallback, bit for bit, on x86-64
+// and (impls.vector_kernels_aarch64_qemu) on aarch64. SAMPCERT_KERNEL_TARGET=NAME in the
+// environment holds a process to one target.
 #ifndef SAMPCERT_IMPLS_STABLE_CPU_VECTOR_KERNELS_H_
 #define SAMPCERT_IMPLS_STABLE_CPU_VECTOR_KERNELS_H_
 
