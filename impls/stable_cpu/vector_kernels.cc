@@ -220,12 +220,36 @@ HWY_INLINE uint32_t WidenF16Bits(uint16_t h) {
   return bits | (static_cast<uint32_t>(h & 0x8000) << 16);
 }
 
-void WidenF16Impl(const void* half_bits, std::size_t n, float* out) {
+// The end of a widening pass: the maximum of the lanes and the tail, NaN from the lanes' sum as
+// in MaxAndNanImpl (settled by an exact scan of out when the sum is NaN).
+HWY_INLINE float FinishMax(VF vmax, VF sum, const float* out, std::size_t vector_end, std::size_t n,
+                           bool* has_nan) {
+  const DF d;
+  HWY_ALIGN float lanes[kLanes];
+  hn::Store(vmax, d, lanes);
+  float m = -std::numeric_limits<float>::infinity();
+  for (float l : lanes) m = l > m ? l : m;
+  bool any_nan = !hn::AllTrue(d, hn::Eq(sum, sum));
+  if (any_nan) {
+    any_nan = false;
+    for (std::size_t j = 0; j < vector_end; ++j) any_nan |= std::isnan(out[j]);
+  }
+  for (std::size_t j = vector_end; j < n; ++j) {
+    m = out[j] > m ? out[j] : m;
+    any_nan |= std::isnan(out[j]);
+  }
+  *has_nan = any_nan;
+  return m;
+}
+
+float WidenF16Impl(const void* half_bits, std::size_t n, float* out, bool* has_nan) {
   const auto* h = static_cast<const uint16_t*>(half_bits);
   const DF d;
   const hn::RebindToUnsigned<DF> du;
   const DI di;
   const hn::Rebind<uint16_t, DF> d16;
+  VF vmax = hn::Set(d, -std::numeric_limits<float>::infinity());
+  VF sum = hn::Zero(d);
   std::size_t i = 0;
   for (; i + kLanes <= n; i += kLanes) {
     const auto wide = hn::PromoteTo(du, hn::LoadU(d16, h + i));
@@ -236,22 +260,33 @@ void WidenF16Impl(const void* half_bits, std::size_t n, float* out) {
         hn::RebindMask(du, hn::Gt(hn::BitCast(di, magnitude), hn::Set(di, (0x7c00 << 13) - 1)));
     const auto bits = hn::IfThenElse(special, hn::Or(magnitude, hn::Set(du, 0x7f800000u)), finite);
     const auto sign = hn::ShiftLeft<16>(hn::And(wide, hn::Set(du, 0x8000u)));
-    hn::StoreU(hn::BitCast(d, hn::Or(bits, sign)), d, out + i);
+    const VF f = hn::BitCast(d, hn::Or(bits, sign));
+    hn::StoreU(f, d, out + i);
+    vmax = hn::Max(vmax, f);
+    sum = hn::Add(sum, f);
   }
+  const std::size_t vector_end = i;
   for (; i < n; ++i) out[i] = std::bit_cast<float>(WidenF16Bits(h[i]));
+  return FinishMax(vmax, sum, out, vector_end, n, has_nan);
 }
 
-void WidenBF16Impl(const void* half_bits, std::size_t n, float* out) {
+float WidenBF16Impl(const void* half_bits, std::size_t n, float* out, bool* has_nan) {
   const auto* h = static_cast<const uint16_t*>(half_bits);
   const DF d;
   const hn::RebindToUnsigned<DF> du;
   const hn::Rebind<uint16_t, DF> d16;
   std::size_t i = 0;
+  VF vmax = hn::Set(d, -std::numeric_limits<float>::infinity());
+  VF sum = hn::Zero(d);
   for (; i + kLanes <= n; i += kLanes) {
-    hn::StoreU(hn::BitCast(d, hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LoadU(d16, h + i)))), d,
-               out + i);
+    const VF f = hn::BitCast(d, hn::ShiftLeft<16>(hn::PromoteTo(du, hn::LoadU(d16, h + i))));
+    hn::StoreU(f, d, out + i);
+    vmax = hn::Max(vmax, f);
+    sum = hn::Add(sum, f);
   }
+  const std::size_t vector_end = i;
   for (; i < n; ++i) out[i] = std::bit_cast<float>(static_cast<uint32_t>(h[i]) << 16);
+  return FinishMax(vmax, sum, out, vector_end, n, has_nan);
 }
 
 int64_t TargetImpl() { return HWY_TARGET; }
@@ -307,13 +342,13 @@ void BlockSums(const float* w, std::size_t n, std::size_t block, double* block_s
   ApplyEnvironment();
   HWY_DYNAMIC_DISPATCH(BlockSumsImpl)(w, n, block, block_sums);
 }
-void WidenF16(const void* half_bits, std::size_t n, float* out) {
+float WidenF16(const void* half_bits, std::size_t n, float* out, bool* has_nan) {
   ApplyEnvironment();
-  HWY_DYNAMIC_DISPATCH(WidenF16Impl)(half_bits, n, out);
+  return HWY_DYNAMIC_DISPATCH(WidenF16Impl)(half_bits, n, out, has_nan);
 }
-void WidenBF16(const void* half_bits, std::size_t n, float* out) {
+float WidenBF16(const void* half_bits, std::size_t n, float* out, bool* has_nan) {
   ApplyEnvironment();
-  HWY_DYNAMIC_DISPATCH(WidenBF16Impl)(half_bits, n, out);
+  return HWY_DYNAMIC_DISPATCH(WidenBF16Impl)(half_bits, n, out, has_nan);
 }
 
 namespace {

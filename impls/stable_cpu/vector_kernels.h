@@ -37,9 +37,10 @@ void WeightsAndBlockSums(const float* x, std::size_t n, float m, float scale, fl
 // The sum of each block of `block` (a multiple of 16) elements of w[0..n) into block_sums.
 void BlockSums(const float* w, std::size_t n, std::size_t block, double* block_sums);
 
-// f16 / bf16 -> f32, exact (NaNs stay NaNs of the same sign).
-void WidenF16(const void* half_bits, std::size_t n, float* out);
-void WidenBF16(const void* half_bits, std::size_t n, float* out);
+// f16 / bf16 -> f32, exact (NaNs stay NaNs of the same sign), returning what MaxAndNan would of
+// out (in the same pass: a half row is read once before the weights).
+float WidenF16(const void* half_bits, std::size_t n, float* out, bool* has_nan);
+float WidenBF16(const void* half_bits, std::size_t n, float* out, bool* has_nan);
 
 // Dispatch control, for tests and benchmarks: the targets compiled in that this CPU runs (best
 // first, the portable fallback last), the one calls use now, and a switch to one of them by

@@ -86,6 +86,8 @@ struct KernelOutputs {
   std::vector<float> w;
   std::vector<double> sums, resums;
   std::vector<float> f16, bf16;
+  float f16_max = 0, bf16_max = 0;
+  bool f16_nan = false, bf16_nan = false;
 };
 
 KernelOutputs RunAll(const std::vector<float>& x, const std::vector<uint16_t>& halves) {
@@ -98,8 +100,8 @@ KernelOutputs RunAll(const std::vector<float>& x, const std::vector<uint16_t>& h
   BlockSums(o.w.data(), o.w.size(), 64, o.resums.data());
   o.f16.resize(halves.size());
   o.bf16.resize(halves.size());
-  WidenF16(halves.data(), halves.size(), o.f16.data());
-  WidenBF16(halves.data(), halves.size(), o.bf16.data());
+  o.f16_max = WidenF16(halves.data(), halves.size(), o.f16.data(), &o.f16_nan);
+  o.bf16_max = WidenBF16(halves.data(), halves.size(), o.bf16.data(), &o.bf16_nan);
   return o;
 }
 
@@ -128,6 +130,8 @@ TEST_P(Kernels, SameBitsAsTheFallback) {
   EXPECT_TRUE(SameBits(got.resums, want.resums));
   EXPECT_TRUE(SameBits(got.f16, want.f16));
   EXPECT_TRUE(SameBits(got.bf16, want.bf16));
+  EXPECT_EQ(got.f16_nan, want.f16_nan);  // (the maximum of a row with NaN is unspecified)
+  EXPECT_EQ(got.bf16_nan, want.bf16_nan);
 }
 
 TEST_P(Kernels, MaxNanAndSums) {
@@ -165,8 +169,27 @@ TEST_P(Kernels, MaxNanAndSums) {
 TEST_P(Kernels, WidenEveryHalfPatternExactly) {
   const std::vector<uint16_t> all = AllHalves();
   std::vector<float> f16(all.size()), bf16(all.size());
-  WidenF16(all.data(), all.size(), f16.data());
-  WidenBF16(all.data(), all.size(), bf16.data());
+  bool nan16 = false, nan_bf = false;
+  // Every pattern: there are NaNs (the maximum is then unspecified).
+  WidenF16(all.data(), all.size(), f16.data(), &nan16);
+  WidenBF16(all.data(), all.size(), bf16.data(), &nan_bf);
+  EXPECT_TRUE(nan16);
+  EXPECT_TRUE(nan_bf);
+  // Without NaN (and +inf): the finite maximum, no NaN; 0x7bff is f16's largest finite value,
+  // 0x7f7f bf16's, here in the tail past the vectors.
+  std::vector<uint16_t> finite(1003, 0x3c00);  // 1.0
+  finite[1001] = 0x7bff;
+  std::vector<float> out(finite.size());
+  EXPECT_EQ(WidenF16(finite.data(), finite.size(), out.data(), &nan16), 65504.0f);
+  EXPECT_FALSE(nan16);
+  finite[1001] = 0x3f80;  // bf16 1.0
+  finite[7] = 0x7f7f;
+  EXPECT_EQ(WidenBF16(finite.data(), finite.size(), out.data(), &nan_bf),
+            std::bit_cast<float>(0x7f7f0000u));
+  EXPECT_FALSE(nan_bf);
+  finite[5] = 0xffff;  // a NaN among the vectors
+  WidenBF16(finite.data(), finite.size(), out.data(), &nan_bf);
+  EXPECT_TRUE(nan_bf);
   for (std::size_t i = 0; i < all.size(); ++i) {
     const float want16 = static_cast<float>(Eigen::numext::bit_cast<Eigen::half>(all[i]));
     const float want_bf = static_cast<float>(Eigen::numext::bit_cast<Eigen::bfloat16>(all[i]));
