@@ -1,7 +1,9 @@
-# SAMPCERT_X86_64_V3: build the shipped CPU samplers for x86-64-v3 (AVX2, FMA, F16C, BMI2).
-# AUTO turns it on when the build machine runs such code (the binaries are then for machines
-# of that class); OFF gives the portable x86-64 build.
-set(SAMPCERT_X86_64_V3 AUTO CACHE STRING "Build CPU samplers for x86-64-v3: AUTO, ON or OFF")
+# SAMPCERT_X86_64_V3: build the shipped CPU samplers' plain C++ for x86-64-v3 (AVX2, FMA, F16C,
+# BMI2). stable_cpu's kernels need none of it: they pick SSE4, AVX2 or AVX-512 at run time
+# (Highway, impls/stable_cpu/vector_kernels.h). OFF (the default) gives a binary that runs on any
+# x86-64; AUTO turns it on when the build machine runs such code, ON always (the binaries are
+# then for machines of that class only: SIGILL elsewhere).
+set(SAMPCERT_X86_64_V3 OFF CACHE STRING "Build CPU samplers for x86-64-v3: AUTO, ON or OFF")
 set_property(CACHE SAMPCERT_X86_64_V3 PROPERTY STRINGS AUTO ON OFF)
 
 set(SAMPCERT_USE_X86_64_V3 OFF)

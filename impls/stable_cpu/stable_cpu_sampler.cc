@@ -51,24 +51,25 @@ Error StableCpuSampler::Prepare(const sampcert_batch& batch, std::size_t r) {
   const std::size_t v = row.vocab;
 
   // 1. f32 logits, masked tokens at -inf. In place when the input is f32 without a mask.
+  // 2. The maximum, in the widening pass where there is one. A NaN (in an allowed place: masked
+  //    ones are -inf by now) or an empty support sends the row to the reference validator for
+  //    the exact error message.
   const float* x = static_cast<const float*>(row.logits);
+  bool has_nan = false;
+  float m = 0.0f;
   if (row.dtype != DType::kF32 || row.mask != nullptr) {
     x_.resize(v);
     switch (row.dtype) {
-      case DType::kF16: kernels::WidenF16(row.logits, v, x_.data()); break;
-      case DType::kBF16: kernels::WidenBF16(row.logits, v, x_.data()); break;
+      case DType::kF16: m = kernels::WidenF16(row.logits, v, x_.data(), &has_nan); break;
+      case DType::kBF16: m = kernels::WidenBF16(row.logits, v, x_.data(), &has_nan); break;
       case DType::kF32: std::memcpy(x_.data(), row.logits, 4 * v); break;
-    }
-    if (row.mask != nullptr) {
-      for (std::size_t i = 0; i < v; ++i) x_[i] = row.mask[i] != 0 ? x_[i] : -kInf;
     }
     x = x_.data();
   }
-
-  // 2. The maximum. A NaN (in an allowed place: masked ones are -inf by now) or an empty
-  //    support sends the row to the reference validator for the exact error message.
-  bool has_nan = false;
-  const float m = kernels::MaxAndNan(x, v, &has_nan);
+  if (row.mask != nullptr) {
+    for (std::size_t i = 0; i < v; ++i) x_[i] = row.mask[i] != 0 ? x_[i] : -kInf;
+  }
+  if (row.dtype == DType::kF32 || row.mask != nullptr) m = kernels::MaxAndNan(x, v, &has_nan);
   if (has_nan || m == -kInf) {
     Error e = ValidateRow(row, policies, r);
     if (e.code == ErrorCode::kOk) e = Error{ErrorCode::kInternal, "unexpected valid row"};

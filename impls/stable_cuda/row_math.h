@@ -64,6 +64,14 @@ SAMPCERT_HD inline float Sub(float a, float b) {
   return a - b;
 #endif
 }
+// a * b + c rounded once (stable_cpu's kernels use the same FMA on every CPU target).
+SAMPCERT_HD inline float Fma(float a, float b, float c) {
+#if defined(__CUDA_ARCH__)
+  return __fmaf_rn(a, b, c);
+#else
+  return std::fma(a, b, c);
+#endif
+}
 SAMPCERT_HD inline float Div(float a, float b) {
 #if defined(__CUDA_ARCH__)
   return __fdiv_rn(a, b);
@@ -166,25 +174,24 @@ SAMPCERT_HD inline RowSetup MakeRowSetup(float m, float temperature) {
 }
 
 // 2^y for y <= 0: exactly 0 for y <= -150 (and -inf), exactly 1 for y = 0; the same formulas
-// as stable_cpu's Exp2NonPositive (Cephes' polynomial in the log2 domain), one lane.
+// as stable_cpu's kernels (impls/stable_cpu/vector_kernels.cc: a degree-6 polynomial in the
+// log2 domain, by FMAs), one lane.
 SAMPCERT_HD inline float Exp2NonPositive(float y) {
   const float kMagic = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer
   y = y > -150.0f ? y : -150.0f;
   const float t = Add(y, kMagic);
-  const float n = Sub(t, kMagic);
-  const uint32_t ni = FloatBits(t) - FloatBits(kMagic);  // n as a two's-complement integer
-  const float r = Sub(y, n);                             // exact, in [-1/2, 1/2]
-  float p = 1.5279195034e-05f;
-  p = Add(Mul(p, r), 1.5506795114e-04f);
-  p = Add(Mul(p, r), 1.3333747868e-03f);
-  p = Add(Mul(p, r), 9.6179281027e-03f);
-  p = Add(Mul(p, r), 5.5504104643e-02f);
-  p = Add(Mul(p, r), 2.4022651273e-01f);
-  p = Add(Mul(p, r), 6.9314718056e-01f);
-  p = Add(Mul(p, r), 1.0f);
-  // 2^n in the exponent field; far below 2^-126 the field wraps into the sign bit and the
-  // comparison turns the result into 0 (stable_cpu does the same).
-  const float res = BitsFloat(FloatBits(p) + (ni << 23));
+  const float r = Sub(y, Sub(t, kMagic));  // exact, in [-1/2, 1/2]
+  float p = 1.5353341587e-04f;
+  p = Fma(p, r, 1.3398872688e-03f);
+  p = Fma(p, r, 9.6184378490e-03f);
+  p = Fma(p, r, 5.5503323674e-02f);
+  p = Fma(p, r, 2.4022647738e-01f);
+  p = Fma(p, r, 6.9314718246e-01f);
+  p = Fma(p, r, 1.0f);
+  // 2^n in the exponent field (t's bits shifted left by 23 are n's: the magic's low 9 bits are
+  // 0); far below 2^-126 the field wraps into the sign bit and the comparison turns the result
+  // into 0 (stable_cpu does the same).
+  const float res = BitsFloat(FloatBits(p) + (FloatBits(t) << 23));
   return res > 0.0f ? res : 0.0f;
 }
 
