@@ -59,6 +59,11 @@ constexpr DeclaredValue<VerifyScheme> kVerifySchemes[] = {
     {VerifyScheme::kTypical, SAMPCERT_VERIFY_TYPICAL, "typical", "typical acceptance (lossy)"},
     {VerifyScheme::kLenient, SAMPCERT_VERIFY_LENIENT, "lenient", "lenient acceptance (lossy)"},
 };
+constexpr DeclaredValue<PenaltyHistory> kHistories[] = {
+    {PenaltyHistory::kPromptAndOutput, SAMPCERT_HISTORY_PROMPT_AND_OUTPUT, "prompt-and-output",
+     "prompt and output"},
+    {PenaltyHistory::kOutputOnly, SAMPCERT_HISTORY_OUTPUT_ONLY, "output-only", "output only"},
+};
 // Policies::sequential_draws.
 constexpr DeclaredValue<bool> kDrawModes[] = {
     {false, SAMPCERT_DRAWS_RANDOM_ACCESS, "random-access", "random access"},
@@ -90,6 +95,7 @@ SAMPCERT_ONE_ROW_PER_VALUE(kNans, NanPolicy);
 SAMPCERT_ONE_ROW_PER_VALUE(kDeterminisms, Determinism);
 SAMPCERT_ONE_ROW_PER_VALUE(kAccuracies, AccuracyClass);
 SAMPCERT_ONE_ROW_PER_VALUE(kVerifySchemes, VerifyScheme);
+SAMPCERT_ONE_ROW_PER_VALUE(kHistories, PenaltyHistory);
 #undef SAMPCERT_ONE_ROW_PER_VALUE
 static_assert(std::size(kDrawModes) == 2 && !kDrawModes[0].value && kDrawModes[1].value);
 // SAMPCERT_STEP_TIES_* is 0 (as tie_rule) or the SAMPCERT_TIES_* value plus one.
@@ -110,18 +116,21 @@ constexpr Vocabulary<Determinism> kDeterminismVocabulary{"determinism", "determi
                                                          "SAMPCERT_DETERMINISM_", kDeterminisms};
 constexpr Vocabulary<AccuracyClass> kAccuracyVocabulary{"accuracy", "accuracy class",
                                                         "SAMPCERT_ACCURACY_", kAccuracies};
+constexpr Vocabulary<PenaltyHistory> kHistoryVocabulary{"history", "penalty history",
+                                                        "SAMPCERT_HISTORY_", kHistories};
 constexpr Vocabulary<bool> kDrawVocabulary{"draws", "draw mode", "SAMPCERT_DRAWS_", kDrawModes};
 constexpr Vocabulary<VerifyScheme> kVerifyVocabulary{"verify_scheme", "verify scheme",
                                                      "SAMPCERT_VERIFY_", kVerifySchemes};
 
 // Every vocabulary, in the dump's order (sampcert declarations, the Python helper's dicts).
-constexpr std::tuple<
-    const Vocabulary<GreedyTieBreak>&, const Vocabulary<TieRule>&, const Vocabulary<PipelineOrder>&,
-    const Vocabulary<TruncationStep>&, const Vocabulary<NanPolicy>&, const Vocabulary<Determinism>&,
-    const Vocabulary<AccuracyClass>&, const Vocabulary<bool>&, const Vocabulary<VerifyScheme>&>
-    kVocabularies{kGreedyVocabulary,   kTieVocabulary,  kOrderVocabulary,
-                  kStepVocabulary,     kNanVocabulary,  kDeterminismVocabulary,
-                  kAccuracyVocabulary, kDrawVocabulary, kVerifyVocabulary};
+constexpr std::tuple<const Vocabulary<GreedyTieBreak>&, const Vocabulary<TieRule>&,
+                     const Vocabulary<PipelineOrder>&, const Vocabulary<TruncationStep>&,
+                     const Vocabulary<NanPolicy>&, const Vocabulary<Determinism>&,
+                     const Vocabulary<AccuracyClass>&, const Vocabulary<bool>&,
+                     const Vocabulary<VerifyScheme>&, const Vocabulary<PenaltyHistory>&>
+    kVocabularies{kGreedyVocabulary, kTieVocabulary,         kOrderVocabulary,    kStepVocabulary,
+                  kNanVocabulary,    kDeterminismVocabulary, kAccuracyVocabulary, kDrawVocabulary,
+                  kVerifyVocabulary, kHistoryVocabulary};
 
 constexpr Capability kCapabilities[] = {
     {SAMPCERT_CAP_F32, "f32", "f32"},
@@ -137,6 +146,7 @@ constexpr Capability kCapabilities[] = {
     {SAMPCERT_CAP_VERIFY, "verify", "verify"},
     {SAMPCERT_CAP_VERIFY_DRAFT_LOGITS, "verify-draft-logits", "verify with draft logits"},
     {SAMPCERT_CAP_VERIFY_ACCEPTANCE, "verify-acceptance", "verify's acceptance probabilities"},
+    {SAMPCERT_CAP_PENALTIES, "penalties", "penalties"},
 };
 
 // ---- Helpers of the codecs ----
@@ -233,6 +243,19 @@ class EnumCodec : public FieldCodec {
   }
   std::string ToText(const SamplerInfo& in) const override {
     return std::string(OrThrow(LabelOf(in.policies.*Member)));
+  }
+};
+
+// PEN-POL-1: a penalty rule's history, shown in reports and `info` only for a sampler that
+// declares penalties (for any other it is a default nothing reads).
+template <auto Member>
+class HistoryCodec final : public EnumCodec<Member> {
+ public:
+  json ToReport(const SamplerInfo& in) const override {
+    return in.Has(SAMPCERT_CAP_PENALTIES) ? EnumCodec<Member>::ToReport(in) : json();
+  }
+  std::string ToText(const SamplerInfo& in) const override {
+    return in.Has(SAMPCERT_CAP_PENALTIES) ? EnumCodec<Member>::ToText(in) : "";
   }
 };
 
@@ -509,6 +532,8 @@ const ThresholdCodec kThresholdCodec;
 const EnumCodec<&Policies::determinism> kDeterminismCodec;
 const EnumCodec<&Policies::accuracy> kAccuracyCodec;
 const ThreadSafeCodec kThreadSafeCodec;
+const HistoryCodec<&Policies::repetition_history> kRepetitionHistoryCodec;
+const HistoryCodec<&Policies::additive_history> kAdditiveHistoryCodec;
 
 #define SAMPCERT_ABI(member) offsetof(sampcert_sampler_info, member)
 
@@ -549,6 +574,10 @@ const DeclaredField kFields[] = {
      SAMPCERT_ABI(verify_threshold), 3, &kVerifyThresholdCodec},
     {"verify_alpha", "verify_alpha", "verify_alpha", true, "", 'f', 1, SAMPCERT_ABI(verify_alpha),
      3, &kVerifyAlphaCodec},
+    {"repetition_history", "repetition_history", "repetition_history", true, "repetition sees", 'i',
+     1, SAMPCERT_ABI(repetition_history), 4, &kRepetitionHistoryCodec},
+    {"additive_history", "additive_history", "additive_history", true, "presence/frequency see",
+     'i', 1, SAMPCERT_ABI(additive_history), 4, &kAdditiveHistoryCodec},
 };
 
 #undef SAMPCERT_ABI
@@ -584,6 +613,7 @@ template const Vocabulary<Determinism>& VocabularyOf(Determinism);
 template const Vocabulary<AccuracyClass>& VocabularyOf(AccuracyClass);
 template const Vocabulary<bool>& VocabularyOf(bool);
 template const Vocabulary<VerifyScheme>& VocabularyOf(VerifyScheme);
+template const Vocabulary<PenaltyHistory>& VocabularyOf(PenaltyHistory);
 
 Error UnknownValue(std::string_view what, std::string_view abi_prefix, const std::string& value,
                    const std::string& known) {

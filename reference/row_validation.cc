@@ -16,6 +16,45 @@ Error RowError(std::size_t row_index, ErrorCode code, const std::string& what) {
 
 std::string FloatText(float v) { return fmt::format("{}", v); }
 
+// INV-8 (SPEC section 16): the penalty parameters, then each history list.
+Error ValidatePenalties(const RowView& row, std::size_t row_index) {
+  auto bad = [row_index](const std::string& what) {
+    return RowError(row_index, ErrorCode::kInvalidPenalty, what);
+  };
+  const float r = row.repetition_penalty;
+  if (!(r >= 0.0f) || std::isinf(r)) {
+    return bad(fmt::format("repetition_penalty is {} (must be finite and > 0; 1 or 0 turns it off)",
+                           FloatText(r)));
+  }
+  if (!std::isfinite(row.presence_penalty)) {
+    return bad(fmt::format("presence_penalty is {} (must be finite; 0 turns it off)",
+                           FloatText(row.presence_penalty)));
+  }
+  if (!std::isfinite(row.frequency_penalty)) {
+    return bad(fmt::format("frequency_penalty is {} (must be finite; 0 turns it off)",
+                           FloatText(row.frequency_penalty)));
+  }
+  const struct {
+    const char* name;
+    const int64_t* ids;
+    std::size_t n;
+  } lists[] = {{"prompt_tokens", row.prompt_tokens, row.num_prompt_tokens},
+               {"output_tokens", row.output_tokens, row.num_output_tokens}};
+  for (const auto& list : lists) {
+    if (list.n > 0 && list.ids == nullptr) {
+      return bad(fmt::format("{} is null with {} tokens", list.name, list.n));
+    }
+    for (std::size_t j = 0; j < list.n; ++j) {
+      const int64_t id = list.ids[j];
+      if (id < 0 || static_cast<uint64_t>(id) >= row.vocab) {
+        return bad(fmt::format("{}[{}] is {} (must be a token id in [0, {}))", list.name, j, id,
+                               row.vocab));
+      }
+    }
+  }
+  return Error{};
+}
+
 }  // namespace
 
 Error ValidateRowParameters(const RowView& row, const Policies& pol, std::size_t row_index) {
@@ -55,7 +94,7 @@ Error ValidateRowParameters(const RowView& row, const Policies& pol, std::size_t
         row_index, ErrorCode::kInvalidMinP,
         fmt::format("min_p is {} (must be in [0, 1); 0 turns it off)", FloatText(row.min_p)));
   }
-  return Error{};
+  return ValidatePenalties(row, row_index);
 }
 
 Error ValidateRow(const RowView& row, const Policies& pol, std::size_t row_index) {

@@ -29,6 +29,21 @@ struct RowView {
   float top_p = 1.0f;             // 1 = off
   float min_p = 0.0f;             // 0 = off
   uint64_t row_id = 0;            // keys the row's random stream (SPEC DRAW-1)
+  // The token history and its penalties (SPEC section 16). Ids in [0, vocab); the caller owns
+  // both lists for as long as the view is used.
+  const int64_t* prompt_tokens = nullptr;  // PEN-IN-1: the prompt's tokens
+  std::size_t num_prompt_tokens = 0;
+  const int64_t* output_tokens = nullptr;  // PEN-IN-1: the tokens generated so far, in order
+  std::size_t num_output_tokens = 0;
+  float repetition_penalty = 1.0f;  // PEN-2: > 0, finite; 1 (or 0) = off
+  float presence_penalty = 0.0f;    // PEN-3 beta: finite; 0 = off
+  float frequency_penalty = 0.0f;   // PEN-3 alpha: finite; 0 = off
+
+  // True when some penalty is on (PEN-4: otherwise the history changes nothing).
+  bool HasPenalties() const {
+    return (repetition_penalty != 1.0f && repetition_penalty != 0.0f) || presence_penalty != 0.0f ||
+           frequency_penalty != 0.0f;
+  }
 };
 
 }  // namespace sampcert
