@@ -67,6 +67,13 @@ struct Sut {
   std::vector<int64_t> output;
 };
 
+// Values drawn over their whole range whatever the test's size (RapidCheck scales inRange and
+// element by size, which would keep the first sequences at the first value: no penalty at all).
+template <typename T>
+rc::Gen<T> Full(rc::Gen<T> gen) {
+  return rc::gen::resize(100, std::move(gen));
+}
+
 std::string Floats(const std::vector<float>& v) {
   std::ostringstream os;
   for (std::size_t i = 0; i < v.size(); ++i) os << (i ? ", " : "") << v[i];
@@ -79,13 +86,13 @@ struct Step : rc::state::Command<Model, Sut> {
   bool mask_last = false;  // the last token masked (it stays masked under every penalty)
 
   explicit Step(const Model& m) {
-    const auto logit = rc::gen::map(rc::gen::inRange(-801, 801), [](int k) {
+    const auto logit = rc::gen::map(Full(rc::gen::inRange(-801, 801)), [](int k) {
       return k == -801 ? -std::numeric_limits<float>::infinity() : static_cast<float>(k) / 100;
     });
     logits = *rc::gen::container<std::vector<float>>(m.vocab, logit);
     logits[0] = std::isinf(logits[0]) ? 0.5f : logits[0];  // a non-empty support
-    temperature = *rc::gen::element(0.0f, 0.25f, 0.7f, 1.0f, 1.6f);
-    mask_last = m.vocab > 2 && *rc::gen::inRange(0, 4) == 0;
+    temperature = *Full(rc::gen::element(0.0f, 0.25f, 0.7f, 1.0f, 1.6f));
+    mask_last = m.vocab > 2 && *Full(rc::gen::inRange(0, 4)) == 0;
   }
   void apply(Model& m) const override { ++m.steps; }
   void show(std::ostream& os) const override {
@@ -186,14 +193,15 @@ RunResult RunSequences(adapters::Sampler* sampler, uint64_t seed) {
   Pool pool;
   auto property = [&] {
     Model m;
-    m.vocab = *rc::gen::inRange<std::size_t>(2, 40);
-    m.dtype = *rc::gen::element(DType::kF32, DType::kF16, DType::kBF16);
+    m.vocab = *Full(rc::gen::inRange<std::size_t>(2, 40));
+    m.dtype = *Full(rc::gen::element(DType::kF32, DType::kF16, DType::kBF16));
     m.prompt = *rc::gen::container<std::vector<int64_t>>(
-        *rc::gen::inRange(0, 8), rc::gen::inRange<int64_t>(0, static_cast<int64_t>(m.vocab)));
-    if (*rc::gen::inRange(0, 5) != 0) {  // one sequence in five has every penalty off
-      m.repetition = *rc::gen::element(1.0f, 0.8f, 1.3f, 2.0f);
-      m.presence = *rc::gen::element(0.0f, 0.5f, -0.25f, 1.5f);
-      m.frequency = *rc::gen::element(0.0f, 0.3f, -0.5f, 1.25f);
+        *Full(rc::gen::inRange(0, 8)),
+        Full(rc::gen::inRange<int64_t>(0, static_cast<int64_t>(m.vocab))));
+    if (*Full(rc::gen::inRange(0, 5)) != 0) {  // one sequence in five has every penalty off
+      m.repetition = *Full(rc::gen::element(1.0f, 0.8f, 1.3f, 2.0f));
+      m.presence = *Full(rc::gen::element(0.0f, 0.5f, -0.25f, 1.5f));
+      m.frequency = *Full(rc::gen::element(0.0f, 0.3f, -0.5f, 1.25f));
     }
     RC_TAG(m.repetition != 1.0f || m.presence != 0.0f || m.frequency != 0.0f ? "penalized"
                                                                              : "penalties off");
@@ -202,8 +210,8 @@ RunResult RunSequences(adapters::Sampler* sampler, uint64_t seed) {
   };
   rc::detail::TestParams params;
   params.seed = seed;
-  params.maxSuccess = 30;
-  params.maxSize = 12;  // steps per sequence
+  params.maxSuccess = 100;
+  params.maxSize = 16;  // steps per sequence, at most
   const rc::detail::TestResult result =
       rc::detail::checkTestable(property, rc::detail::TestMetadata{}, params);
   RunResult out;

@@ -53,6 +53,7 @@ CAPABILITIES = {
     "f32": 1 << 0, "f16": 1 << 1, "bf16": 1 << 2, "mask": 1 << 3, "top-k": 1 << 4, "top-p": 1 << 5,
     "min-p": 1 << 6, "temperature-0": 1 << 7, "probabilities": 1 << 8, "batch": 1 << 9,
     "verify": 1 << 10, "verify-draft-logits": 1 << 11, "verify-acceptance": 1 << 12,
+    "penalties": 1 << 13,
 }
 GREEDY = {"uniform": 0, "lowest-index": 1, "any": 2}
 TIES = {"keep-all": 0, "exact-lowest-index": 1, "exact-any": 2}
@@ -63,6 +64,7 @@ DETERMINISM = {"none": 0, "same-seed": 1, "cross-device": 2}
 ACCURACY = {"fp32": 0, "bf16": 1, "fp16": 2}
 DRAWS = {"random-access": 0, "sequential": 1}
 VERIFY_SCHEME = {"exact": 0, "typical": 1, "lenient": 2}
+HISTORY = {"prompt-and-output": 0, "output-only": 1}
 
 # The INFO reply after name and version, in sampcert_sampler_info's order:
 # (Info member, struct code, count, vocabulary, encoding); encode_info() reads it.
@@ -84,6 +86,8 @@ INFO_FIELDS = [
     ("verify_scheme", "i", 1, VERIFY_SCHEME, "value"),
     ("verify_threshold", "f", 1, None, "number"),
     ("verify_alpha", "f", 1, None, "number"),
+    ("repetition_history", "i", 1, HISTORY, "value"),
+    ("additive_history", "i", 1, HISTORY, "value"),
 ]
 
 
@@ -113,6 +117,9 @@ class Info:
     verify_scheme: str = "exact"
     verify_threshold: float = 0.0
     verify_alpha: float = 0.0
+    # ABI MINOR 4 (protocol MINOR 4); a host of an older MINOR ignores these.
+    repetition_history: str = "prompt-and-output"
+    additive_history: str = "output-only"
 
     def capability_bits(self) -> int:
         return capability_bits(self.capabilities)
