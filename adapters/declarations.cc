@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "adapters/row_fields.h"
 #include "results/result_json.h"
 
 namespace sampcert::adapters {
@@ -735,7 +736,8 @@ json DeclarationsDump() {
            std::apply([](const auto&... v) { return json::array({VocabularyJson(v)...}); },
                       kVocabularies)},
           {"step_ties", "SAMPCERT_STEP_TIES_*: 0 as tie_rule, else the SAMPCERT_TIES_* value + 1"},
-          {"fields", fields}};
+          {"fields", fields},
+          {"row", RowFieldsDump()}};
 }
 
 }  // namespace sampcert::adapters

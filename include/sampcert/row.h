@@ -18,17 +18,24 @@ enum class DType : int32_t {
 std::string_view DTypeName(DType dtype);
 std::size_t DTypeBytes(DType dtype);
 
-// A non-owning view of one row. The caller owns every buffer for as long as the view is used.
-struct RowView {
+// The row's parameters: every scalar field of a row, in one struct. adapters/row_fields.h lists
+// each member once (type, range, default, ABI member, wire name, row-file key, command-line flag,
+// report label) and every encoding of a row reads that table; a new member is added there.
+struct RowParams {
+  float temperature = 1.0f;  // >= 0; 0 means the greedy limit (SPEC SEM-3)
+  int64_t top_k = 0;         // 0 = off
+  float top_p = 1.0f;        // 1 = off
+  float min_p = 0.0f;        // 0 = off
+  uint64_t row_id = 0;       // keys the row's random stream (SPEC DRAW-1)
+};
+
+// A non-owning view of one row: its buffers and its parameters. The caller owns every buffer
+// for as long as the view is used.
+struct RowView : RowParams {
   DType dtype = DType::kF32;
   const void* logits = nullptr;  // vocab elements: uint32_t for kF32, uint16_t otherwise
   std::size_t vocab = 0;
   const uint8_t* mask = nullptr;  // nullptr: all allowed; else vocab bytes, nonzero = allowed
-  float temperature = 1.0f;       // >= 0; 0 means the greedy limit (SPEC SEM-3)
-  int64_t top_k = 0;              // 0 = off
-  float top_p = 1.0f;             // 1 = off
-  float min_p = 0.0f;             // 0 = off
-  uint64_t row_id = 0;            // keys the row's random stream (SPEC DRAW-1)
 };
 
 }  // namespace sampcert
