@@ -154,6 +154,7 @@ TEST(RowFields, RangesAreValidateRows) {
 TEST(RowFields, AbiRoundTripsEveryField) {
   for (const RowField& f : RowFields()) {
     SCOPED_TRACE(std::string(f.name));
+    EXPECT_GE(Distinctive(f).size(), 3u);  // row_id: its default is its minimum
     for (const RowParams& p : Distinctive(f)) {
       sampcert_row row{};
       row.struct_size = SAMPCERT_ROW_STRUCT_SIZE;

@@ -39,9 +39,10 @@ bool SameField(const RowField& f, const RowParams& p, const RowParams& want) {
 std::vector<RowParams> Distinctive(const RowField& f) {
   std::vector<RowParams> out;
   auto add = [&](auto v) {
+    using T = decltype(v);
     RowParams p;
     VisitRowField(f, p, [&](auto& member) {
-      if constexpr (std::is_same_v<std::remove_cvref_t<decltype(member)>, decltype(v)>) {
+      if constexpr (std::is_same_v<std::remove_cvref_t<decltype(member)>, T>) {
         member = v;
         out.push_back(p);
       }

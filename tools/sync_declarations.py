@@ -159,12 +159,12 @@ def py_default(f):
 
 def python_row_block(dump):
     row = dump["row"]
-    layout = ", ".join(f'("{n}", "{c}")' for n, c in row_header_layout(row))
+    layout = [f'("{n}", "{c}")' for n, c in row_header_layout(row)]
     lines = [ROW_BEGIN,
              "# (target sync_declarations; ctest declarations.in_sync checks them) from",
              "# adapters/row_fields.cc. ROW_HEADER: numpy's dtype of the exec protocol's row header",
              "# (PROTOCOL.md, \"Batch\"); ROW_FIELDS: (Row member, header field, converter).",
-             *wrap_list("ROW_HEADER = np.dtype([", layout + "])"),
+             *wrap_list("ROW_HEADER = np.dtype([", layout, "])"),
              "ROW_FIELDS = ["]
     for f in row["fields"]:
         lines.append(f'    ("{f["name"]}", "{f["wire"]}", {PY_ROW_TYPES[f["type"]]}),')
@@ -187,16 +187,17 @@ def python_row_block(dump):
     return "\n".join(lines) + "\n"
 
 
-def wrap_list(head, body):
-    """`head` + `body` split after commas at WIDTH, continuation lines under the first item."""
+def wrap_list(head, items, tail):
+    """`head`, the items joined by ", ", then `tail`, wrapped at WIDTH between items, the
+    continuation lines under the first item."""
     out, cur = [], head
-    for piece in body.split(", "):
-        sep = "" if cur == head else ", "
-        if len(cur) + len(sep) + len(piece) + 1 > WIDTH and cur != head:
-            out.append(cur + ",")
+    for i, item in enumerate(items):
+        piece = item + ("," if i + 1 < len(items) else tail)
+        if cur != head and len(cur) + 1 + len(piece) > WIDTH:
+            out.append(cur)
             cur = " " * len(head) + piece
         else:
-            cur += sep + piece
+            cur += ("" if cur == head else " ") + piece
     out.append(cur)
     return out
 
@@ -348,7 +349,7 @@ def batch_block(dump):
     lines = [BATCH_BEGIN, "",
              "    i32 dtype (0 f32, 1 f16, 2 bf16), u32 reserved (0), u64 vocab, u64 num_rows",
              f'    num_rows row headers of {row["header_bytes"]} bytes each:',
-             *wrap("       ", header),
+             *wrap("        ", header),
              "        flags: bit 0 = the row has logits, bit 1 = the row has a mask",
              "    then the logits of every row with bit 0, in row order: vocab elements each, raw bit",
              "        patterns: u32 for f32, u16 for f16 and bf16 (NaN payloads, -0, subnormals "
