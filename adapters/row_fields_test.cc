@@ -29,7 +29,8 @@ bool SameBits(const T& a, const T& b) {
 bool SameParams(const RowParams& a, const RowParams& b) {
   for (const RowField& f : RowFields()) {
     const bool same = VisitRowField(f, a, [&](const auto& va) {
-      return VisitRowField(f, b, [&](const auto& vb) { return std::memcmp(&va, &vb, sizeof va) == 0; });
+      return VisitRowField(f, b,
+                           [&](const auto& vb) { return std::memcmp(&va, &vb, sizeof va) == 0; });
     });
     if (!same) return false;
   }
@@ -73,8 +74,8 @@ TEST(RowFields, ColumnsAreUniqueAndNamed) {
   std::set<std::size_t> abi_offsets;
   for (const RowField& f : RowFields()) {
     SCOPED_TRACE(std::string(f.name));
-    for (std::string_view column : {f.name, f.abi_member, f.wire, f.row_file_key, f.flag, f.help,
-                                    f.label, f.range}) {
+    for (std::string_view column :
+         {f.name, f.abi_member, f.wire, f.row_file_key, f.flag, f.help, f.label, f.range}) {
       EXPECT_FALSE(column.empty());
     }
     EXPECT_TRUE(names.insert(f.name).second);
@@ -216,7 +217,7 @@ TEST(RowFields, DumpListsEveryField) {
     EXPECT_EQ(d["name"], f.name);
     EXPECT_EQ(d["type"], RowFieldType(f));
     EXPECT_EQ(d["wire_offset"], f.wire_offset);
-    EXPECT_EQ(d["capability"].is_null(), f.capability == 0) << f.name;
+    EXPECT_EQ(d["capability"].is_null(), f.capability.bit == 0) << f.name;
   }
 }
 

@@ -23,7 +23,7 @@ struct ReferenceRequest {
   std::string dtype = "f32";
   std::vector<std::string> logits;  // decimal values or inf / -inf / nan
   std::vector<int> mask;            // empty: all allowed
-  RowParams params;  // -t, --top-k, ... (cli/row_options.h: one flag per field)
+  RowParams params;                 // -t, --top-k, ... (cli/row_options.h: one flag per field)
   uint64_t seed = 0;
   int64_t draws = 0;  // tokens to draw with the reference sampler
   Policies policies;

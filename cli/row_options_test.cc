@@ -2,9 +2,8 @@
 // its member, and --row excludes each of them.
 #include "cli/row_options.h"
 
-#include <gtest/gtest.h>
-
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <CLI/CLI.hpp>
 #include <cstring>
@@ -69,9 +68,8 @@ TEST(RowOptions, EveryFieldHasItsFlag) {
       const Parsed p = Parse({name, value});
       ASSERT_EQ(p.error, "") << name;
       for (const RowField& g : adapters::RowFields()) {
-        const std::string got = adapters::VisitRowField(g, p.params, [](const auto& v) {
-          return fmt::format("{}", v);
-        });
+        const std::string got = adapters::VisitRowField(
+            g, p.params, [](const auto& v) { return fmt::format("{}", v); });
         const RowParams defaults;
         const std::string want =
             &g == &f ? value : adapters::VisitRowField(g, defaults, [](const auto& v) {
@@ -81,10 +79,10 @@ TEST(RowOptions, EveryFieldHasItsFlag) {
       }
     }
     // --row gives the whole row: a field's flag beside it is refused.
-    EXPECT_NE(Parse({"--row", "r.json", std::string(f.flag.substr(0, f.flag.find(','))), value},
-                    true)
-                  .error,
-              "");
+    EXPECT_NE(
+        Parse({"--row", "r.json", std::string(f.flag.substr(0, f.flag.find(','))), value}, true)
+            .error,
+        "");
     // The help of --row lists it.
     std::string shortest = std::string(f.flag.substr(f.flag.rfind(',') + 1));
     if (f.flag.find(',') == std::string_view::npos) shortest = std::string(f.flag);

@@ -19,7 +19,7 @@ struct RowCase : RowParams {
   std::vector<uint32_t> bits32;  // f32 logits
   std::vector<uint16_t> bits16;  // f16 / bf16 logits
   std::vector<uint8_t> mask;     // empty: no mask
-  std::string family;  // the generator family, e.g. "overflow_after_scaling"
+  std::string family;            // the generator family, e.g. "overflow_after_scaling"
 
   std::size_t vocab() const { return dtype == DType::kF32 ? bits32.size() : bits16.size(); }
   RowView view() const;

@@ -67,7 +67,8 @@ RowParams FromText(const RowField& f, const std::string& text) {
   const std::size_t at = text.find(label);
   EXPECT_NE(at, std::string::npos) << text;
   if (at == std::string::npos) return out;
-  const std::string value = text.substr(at + label.size(), text.find(' ', at + 1) - at - label.size());
+  const std::string value =
+      text.substr(at + label.size(), text.find(' ', at + 1) - at - label.size());
   VisitRowField(f, out, [&](auto& member) {
     using T = std::remove_cvref_t<decltype(member)>;
     if constexpr (std::is_same_v<T, float>) {
@@ -124,15 +125,15 @@ TEST(RowRoundTrip, EveryFieldThroughEveryEncoding) {
 
       // The exec protocol's SAMPLE request: its row header, after the message header, the
       // seed, first draw and draw count, and the batch header.
-      Expected<std::string> message =
-          adapters::exec_protocol::EncodeSampleRequest(batch, 1, 0, 1);
+      Expected<std::string> message = adapters::exec_protocol::EncodeSampleRequest(batch, 1, 0, 1);
       ASSERT_TRUE(message.ok()) << message.error().message;
       const std::size_t at = adapters::exec_protocol::kHeaderBytes + 24 + 24;
       ASSERT_GE(message->size(), at + adapters::kRowHeaderBytes);
       uint32_t flags = 0;
       const RowParams wire = adapters::ReadRowHeader(message->data() + at, &flags);
       EXPECT_TRUE(SameField(f, wire, want));
-      EXPECT_EQ(flags, adapters::exec_protocol::kRowHasLogits | adapters::exec_protocol::kRowHasMask);
+      EXPECT_EQ(flags,
+                adapters::exec_protocol::kRowHasLogits | adapters::exec_protocol::kRowHasMask);
 
       // The report's input text: the value as written parses back to itself (NaN as a NaN:
       // the text does not keep a payload, which the row file beside it does).

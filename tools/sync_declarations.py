@@ -134,19 +134,21 @@ PY_ROW_TYPES = {"f32": "float", "i64": "int", "u64": "int"}
 
 
 def row_header_layout(row):
-    """The row header's members in byte order: (name, numpy code), the flags included. Fails
-    unless they tile the header exactly (adapters/row_fields.cc asserts it too)."""
+    """The row header's members in byte order: (name, numpy code), the flags included, a gap
+    as ("pad<byte>", "V<n>") (zeros on the wire)."""
     members = [(row["flags_offset"], "flags", "<u4")]
     members += [(f["wire_offset"], f["wire"], NUMPY[f["type"]]) for f in row["fields"]]
     members.sort()
-    at = 0
-    for offset, name, code in members:
-        if offset != at:
-            raise SystemExit(f"row header: {name} at byte {offset}, expected {at}")
-        at += int(code[2:])
-    if at != row["header_bytes"]:
-        raise SystemExit(f"row header: {at} bytes, expected {row['header_bytes']}")
-    return [(name, code) for _, name, code in members]
+    out, at = [], 0
+    for offset, name, code in members + [(row["header_bytes"], None, "<u0")]:
+        if offset < at:
+            raise SystemExit(f"row header: {name} at byte {offset} overlaps the member before")
+        if offset > at:
+            out.append((f"pad{at}", f"V{offset - at}"))
+        if name is not None:
+            out.append((name, code))
+        at = offset + int(code[2:])
+    return out
 
 
 def py_default(f):
@@ -344,8 +346,8 @@ def batch_block(dump):
     row = dump["row"]
     layout = row_header_layout(row)
     by_wire = {f["wire"]: f for f in row["fields"]}
-    header = ", ".join(("u32" if n == "flags" else by_wire[n]["type"]) + " " + n
-                       for n, _ in layout)
+    header = ", ".join(("u32 flags" if n == "flags" else f"{by_wire[n]['type']} {n}" if n in by_wire
+                        else f"{c[1:]} bytes of zeros") for n, c in layout)
     lines = [BATCH_BEGIN, "",
              "    i32 dtype (0 f32, 1 f16, 2 bf16), u32 reserved (0), u64 vocab, u64 num_rows",
              f'    num_rows row headers of {row["header_bytes"]} bytes each:',
