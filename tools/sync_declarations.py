@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes, or checks, the copies of the declaration tables outside C++.
 
-The tables live in adapters/declarations.cc and adapters/row_fields.cc (the row's fields);
+The tables live in adapters/declarations.cc and adapters/row_fields.h (the row's fields);
 `sampcert declarations` prints them. Three files repeat them and are generated from that dump,
 so a new field or value is written in C++ only:
 
@@ -164,7 +164,7 @@ def python_row_block(dump):
     layout = [f'("{n}", "{c}")' for n, c in row_header_layout(row)]
     lines = [ROW_BEGIN,
              "# (target sync_declarations; ctest declarations.in_sync checks them) from",
-             "# adapters/row_fields.cc. ROW_HEADER: numpy's dtype of the exec protocol's row header",
+             "# adapters/row_fields.h. ROW_HEADER: numpy's dtype of the exec protocol's row header",
              "# (PROTOCOL.md, \"Batch\"); ROW_FIELDS: (Row member, header field, converter).",
              *wrap_list("ROW_HEADER = np.dtype([", layout, "])"),
              "ROW_FIELDS = ["]
@@ -359,7 +359,7 @@ def batch_block(dump):
              "    then the masks of every row with bit 1, in row order: vocab bytes each, nonzero = "
              "allowed",
              "",
-             "The row's fields (adapters/row_fields.cc; SPEC section 2 says what each means, section 5",
+             "The row's fields (adapters/row_fields.h; SPEC section 2 says what each means, section 5",
              "what a value outside its range returns):",
              "",
              "| field | type | byte | valid | default | needs | row file | flag |",
