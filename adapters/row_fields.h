@@ -178,21 +178,6 @@ inline constexpr RowField kRowFields[] = {
      .hi = kRowInf,
      .hi_open = true,
      .key = true},
-    {.name = "typical_p",
-     .member = &RowParams::typical_p,
-     SAMPCERT_ROW_ABI(typical_p),
-     .wire = "typical_p",
-     .wire_offset = 32,
-     .row_file_key = "typical_p",
-     .flag = "--typical-p",
-     .help = "typical_p (1 = off)",
-     .label = "typical_p",
-     .range = "[0, 1]",
-     .lo = 0,
-     .hi = 1,
-     .requirement = "must be in [0, 1]; 1 turns it off",
-     .capability = {SAMPCERT_CAP_TYPICAL_P, "typical-p", "typical-p"},
-     .minor = 4},
 };
 
 #undef SAMPCERT_ROW_ABI
@@ -229,7 +214,7 @@ void RowParamsToAbi(const RowParams& params, sampcert_row* row);
 
 // The exec protocol's row header (PROTOCOL.md, "Batch"): the fields at their wire offsets and
 // the row's flags (bit 0 logits, bit 1 mask) at kRowFlagsOffset.
-inline constexpr std::size_t kRowHeaderBytes = 40;
+inline constexpr std::size_t kRowHeaderBytes = 32;
 inline constexpr std::size_t kRowFlagsOffset = 12;
 void WriteRowHeader(const RowParams& params, uint32_t flags, char* out);
 RowParams ReadRowHeader(const char* in, uint32_t* flags);

@@ -27,7 +27,6 @@ struct RowParams {
   float top_p = 1.0f;        // 1 = off
   float min_p = 0.0f;        // 0 = off
   uint64_t row_id = 0;       // keys the row's random stream (SPEC DRAW-1)
-  float typical_p = 1.0f;    // [0, 1]; 1 = off (ABI MINOR 4)
 };
 
 // A non-owning view of one row: its buffers and its parameters. The caller owns every buffer

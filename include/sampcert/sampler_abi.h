@@ -49,7 +49,7 @@ extern "C" {
  * acceptance probabilities as an output (out_acceptance; SAMPCERT_CAP_VERIFY_ACCEPTANCE); and to
  * sampcert_sampler_info: a lossy acceptance scheme, declared with its parameters (verify_scheme,
  * verify_threshold, verify_alpha; SAMPCERT_VERIFY_*, SPEC VER-DEV-1). */
-#define SAMPCERT_ABI_VERSION_MINOR 4u
+#define SAMPCERT_ABI_VERSION_MINOR 3u
 
 #if defined(_WIN32)
 #define SAMPCERT_EXPORT __declspec(dllexport)
@@ -95,7 +95,6 @@ extern "C" {
 #define SAMPCERT_CAP_VERIFY_DRAFT_LOGITS (1u << 11)
 /* MINOR 3: verify writes the acceptance probabilities (sampcert_chain_batch.out_acceptance). */
 #define SAMPCERT_CAP_VERIFY_ACCEPTANCE (1u << 12)
-#define SAMPCERT_CAP_TYPICAL_P (1u << 13) /* MINOR 4: the row's typical_p */
 
 /* ---- Policies (SPEC section 4); values equal the C++ enums of sampcert/policies.h. ---- */
 #define SAMPCERT_GREEDY_UNIFORM 0
@@ -200,9 +199,6 @@ typedef struct sampcert_row {
   int32_t reserved0;
   int64_t top_k;   /* >= 0; 0 = off */
   uint64_t row_id; /* keys the row's random stream (DRAW-1); independent of batch position */
-  /* ---- MINOR 4 (read only where struct_size covers them, at batch.row_stride) ---- */
-  float typical_p; /* [0, 1]; 1 = off; needs SAMPCERT_CAP_TYPICAL_P */
-  int32_t reserved1;
 } sampcert_row;
 
 /* A batch of rows sharing dtype and vocabulary size. Filled by the caller. */
@@ -363,8 +359,7 @@ SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, mask) == 16, "row layout");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, temperature) == 24, "row layout");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, top_k) == 40, "row layout");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, row_id) == 48, "row layout");
-SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, typical_p) == 56, "row layout");
-SAMPCERT_STATIC_ASSERT(sizeof(sampcert_row) == 64, "row size");
+SAMPCERT_STATIC_ASSERT(sizeof(sampcert_row) == 56, "row size");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_batch, dtype) == 8, "batch layout");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_batch, vocab) == 16, "batch layout");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_batch, rows) == 32, "batch layout");

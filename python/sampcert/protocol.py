@@ -53,7 +53,6 @@ CAPABILITIES = {
     "f32": 1 << 0, "f16": 1 << 1, "bf16": 1 << 2, "mask": 1 << 3, "top-k": 1 << 4, "top-p": 1 << 5,
     "min-p": 1 << 6, "temperature-0": 1 << 7, "probabilities": 1 << 8, "batch": 1 << 9,
     "verify": 1 << 10, "verify-draft-logits": 1 << 11, "verify-acceptance": 1 << 12,
-    "typical-p": 1 << 13,
 }
 GREEDY = {"uniform": 0, "lowest-index": 1, "any": 2}
 TIES = {"keep-all": 0, "exact-lowest-index": 1, "exact-any": 2}
@@ -196,15 +195,13 @@ def encode_info(info: "Info") -> bytes:
 # adapters/row_fields.h. ROW_HEADER: numpy's dtype of the exec protocol's row header
 # (PROTOCOL.md, "Batch"); ROW_FIELDS: (Row member, header field, converter).
 ROW_HEADER = np.dtype([("temperature", "<f4"), ("top_p", "<f4"), ("min_p", "<f4"),
-                       ("flags", "<u4"), ("top_k", "<i8"), ("row_id", "<u8"), ("typical_p", "<f4"),
-                       ("pad36", "V4")])
+                       ("flags", "<u4"), ("top_k", "<i8"), ("row_id", "<u8")])
 ROW_FIELDS = [
     ("temperature", "temperature", float),
     ("top_k", "top_k", int),
     ("top_p", "top_p", float),
     ("min_p", "min_p", float),
     ("row_id", "row_id", int),
-    ("typical_p", "typical_p", float),
 ]
 
 
@@ -222,7 +219,6 @@ class Row:
     top_p: float = 1.0  # (0, 1]
     min_p: float = 0.0  # [0, 1)
     row_id: int = 0  # [0, 2^64)
-    typical_p: float = 1.0  # [0, 1]
 # ---- End of the generated row fields
 
 
