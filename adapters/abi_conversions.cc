@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 
+#include "adapters/row_fields.h"
 #include "sampcert/reference_verify.h"
 
 namespace sampcert::adapters {
@@ -14,15 +15,11 @@ namespace sampcert::adapters {
 RowView ToRowView(const sampcert_batch& batch, std::size_t r) {
   const sampcert_row& row = batch.rows[r];
   RowView v;
+  static_cast<RowParams&>(v) = RowParamsFromAbi(row);
   v.dtype = static_cast<DType>(batch.dtype);
   v.logits = row.logits;
   v.vocab = static_cast<std::size_t>(batch.vocab);
   v.mask = row.mask;
-  v.temperature = row.temperature;
-  v.top_k = row.top_k;
-  v.top_p = row.top_p;
-  v.min_p = row.min_p;
-  v.row_id = row.row_id;
   // MINOR 4 (SPEC section 16), where the struct covers it; a repetition penalty of 0 is off.
   if (row.struct_size >= SAMPCERT_ROW_STRUCT_SIZE) {
     v.prompt_tokens = row.prompt_tokens;

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "adapters/row_fields.h"
 #include "results/result_json.h"
 
 namespace sampcert::adapters {
@@ -132,14 +133,13 @@ constexpr std::tuple<const Vocabulary<GreedyTieBreak>&, const Vocabulary<TieRule
                   kNanVocabulary,    kDeterminismVocabulary, kAccuracyVocabulary, kDrawVocabulary,
                   kVerifyVocabulary, kHistoryVocabulary};
 
+// The capabilities that are not a row field's (Capabilities() adds those, in bit order).
 constexpr Capability kCapabilities[] = {
     {SAMPCERT_CAP_F32, "f32", "f32"},
     {SAMPCERT_CAP_F16, "f16", "f16"},
     {SAMPCERT_CAP_BF16, "bf16", "bf16"},
     {SAMPCERT_CAP_MASK, "mask", "mask"},
-    {SAMPCERT_CAP_TOP_K, "top-k", "top-k"},
-    {SAMPCERT_CAP_TOP_P, "top-p", "top-p"},
-    {SAMPCERT_CAP_MIN_P, "min-p", "min-p"},
+    // top-k, top-p and min-p: the capabilities of row fields, in their rows (row_fields.h).
     {SAMPCERT_CAP_TEMPERATURE_ZERO, "temperature-0", "temperature 0"},
     {SAMPCERT_CAP_PROBABILITIES, "probabilities", "probabilities"},
     {SAMPCERT_CAP_BATCH, "batch", "batch"},
@@ -623,11 +623,22 @@ Error UnknownValue(std::string_view what, std::string_view abi_prefix, const std
                    : fmt::format("unknown {} {} ({}*: {})", what, value, abi_prefix, known)};
 }
 
-std::span<const Capability> Capabilities() { return kCapabilities; }
+std::span<const Capability> Capabilities() {
+  static const std::vector<Capability> all = [] {
+    std::vector<Capability> out(std::begin(kCapabilities), std::end(kCapabilities));
+    for (const RowField& f : kRowFields) {
+      if (f.capability.bit != 0) out.push_back(f.capability);
+    }
+    std::sort(out.begin(), out.end(),
+              [](const Capability& a, const Capability& b) { return a.bit < b.bit; });
+    return out;
+  }();
+  return all;
+}
 
 std::vector<std::string> CapabilityNames(uint32_t capabilities) {
   std::vector<std::string> out;
-  for (const Capability& c : kCapabilities) {
+  for (const Capability& c : Capabilities()) {
     if (capabilities & c.bit) out.emplace_back(c.name);
   }
   return out;
@@ -725,7 +736,7 @@ std::string DeclarationText(const SamplerInfo& info) {
 
 json DeclarationsDump() {
   json caps = json::array();
-  for (const Capability& c : kCapabilities) {
+  for (const Capability& c : Capabilities()) {
     caps.push_back({{"name", c.name}, {"bit", c.bit}, {"label", c.label}});
   }
   // The defaults of the Python helper's Info: a default-constructed declaration, f32 only.
@@ -765,7 +776,8 @@ json DeclarationsDump() {
            std::apply([](const auto&... v) { return json::array({VocabularyJson(v)...}); },
                       kVocabularies)},
           {"step_ties", "SAMPCERT_STEP_TIES_*: 0 as tie_rule, else the SAMPCERT_TIES_* value + 1"},
-          {"fields", fields}};
+          {"fields", fields},
+          {"row", RowFieldsDump()}};
 }
 
 }  // namespace sampcert::adapters

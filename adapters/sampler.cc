@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "adapters/abi_conversions.h"
+#include "adapters/row_fields.h"
 
 namespace sampcert::adapters {
 namespace {
@@ -302,11 +303,7 @@ std::vector<sampcert_row> Sampler::AbiRows(const Batch& batch) const {
     a.struct_size = SAMPCERT_ROW_STRUCT_SIZE;
     a.logits = v.logits;
     a.mask = v.mask;
-    a.temperature = v.temperature;
-    a.top_p = v.top_p;
-    a.min_p = v.min_p;
-    a.top_k = v.top_k;
-    a.row_id = v.row_id;
+    RowParamsToAbi(v, &a);
     a.prompt_tokens = v.prompt_tokens;
     a.output_tokens = v.output_tokens;
     a.num_prompt_tokens = v.num_prompt_tokens;
@@ -464,11 +461,7 @@ class GuardedVerify {
       sampcert_row a{};
       a.logits = Copy(r.logits);
       a.mask = static_cast<const uint8_t*>(Copy(r.mask));
-      a.temperature = r.temperature;
-      a.top_p = r.top_p;
-      a.min_p = r.min_p;
-      a.top_k = r.top_k;
-      a.row_id = r.row_id;
+      RowParamsToAbi(r, &a);
       rows_.push_back(a);
     };
     std::vector<std::size_t> chain_draft_rows;

@@ -12,6 +12,7 @@
 #include "adapters/declarations.h"
 #include "cli/reference_command.h"
 #include "cli/report_commands.h"
+#include "cli/row_options.h"
 #include "cli/run_command.h"
 #include "cli/sampler_commands.h"
 #include "cli/version.h"
@@ -21,25 +22,13 @@
 
 namespace {
 
-// --seed and --row-id: decimal digits only, in [0, 2^64-1], checked on the text. CLI11's own
-// conversion of a uint64 takes "-1", 2^64 and 2^64+1 alike as 2^64-1 without a word.
-std::string CheckUint64(const std::string& text) {
-  uint64_t v = 0;
-  const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, v);
-  if (text.empty() || ec != std::errc() || ptr != end) {
-    return "must be a whole number in [0, 18446744073709551615] in decimal, not '" +
-           sampcert::results::EscapeForTerminal(text) + "'";
-  }
-  return {};
-}
-
 // The options that describe one row, shared by `reference` and `sample`.
 void AddRowOptions(CLI::App* cmd, sampcert::cli::ReferenceRequest* req) {
   CLI::Option* row = cmd->add_option(
       "--row", req->row_file,
       "A row file (a report's row.*.json): the whole row, bit-exact, instead of --logits, "
-      "--dtype, --mask, -t, --top-k, --top-p, --min-p and --row-id");
+      "--dtype, --mask, " +
+          sampcert::cli::RowParamFlagList());
   // The row file gives every field of the row: one given twice is refused, not silently picked.
   auto from_row = [&](CLI::Option* o) { o->excludes(row); };
   from_row(cmd->add_option("--dtype", req->dtype, "Logit dtype: f32, f16 or bf16")
@@ -49,17 +38,10 @@ void AddRowOptions(CLI::App* cmd, sampcert::cli::ReferenceRequest* req) {
       cmd->add_option("--logits", req->logits, "Comma-separated logits (inf, -inf, nan allowed)"));
   from_row(
       cmd->add_option("--mask", req->mask, "Comma-separated 0/1 allowed-mask")->delimiter(','));
-  from_row(cmd->add_option("--temperature,-t", req->temperature, "Temperature >= 0")
-               ->capture_default_str());
-  from_row(cmd->add_option("--top-k", req->top_k, "top_k (0 = off)")->capture_default_str());
-  from_row(cmd->add_option("--top-p", req->top_p, "top_p (1 = off)")->capture_default_str());
-  from_row(cmd->add_option("--min-p", req->min_p, "min_p (0 = off)")->capture_default_str());
+  sampcert::cli::AddRowParamOptions(cmd, &req->params, row);
   cmd->add_option("--seed", req->seed, "Seed of the draw")
       ->capture_default_str()
-      ->check(CheckUint64);
-  from_row(cmd->add_option("--row-id", req->row_id, "Row id of the draw")
-               ->capture_default_str()
-               ->check(CheckUint64));
+      ->check(sampcert::cli::CheckUint64);
   cmd->add_option("--draws", req->draws, "Tokens to draw")->capture_default_str();
 }
 
@@ -143,7 +125,7 @@ int main(int argc, char** argv) {
   run->add_option("--profile", run_req.profile, "quick, standard or full")->capture_default_str();
   run->add_option("--seed", run_req.seed, "Seed of the generated cases and draws")
       ->capture_default_str()
-      ->check(CheckUint64);
+      ->check(sampcert::cli::CheckUint64);
   run->add_option("--jobs,-j", run_req.jobs, "Worker processes at once")->capture_default_str();
   run->add_option("--shard", run_req.shard, "I/N: run the plan items with index mod N == I")
       ->capture_default_str();
@@ -195,7 +177,7 @@ int main(int argc, char** argv) {
   plan->add_option("--profile", plan_req.profile, "quick, standard or full")->capture_default_str();
   plan->add_option("--seed", plan_req.seed, "Seed of the generated cases and draws")
       ->capture_default_str()
-      ->check(CheckUint64);
+      ->check(sampcert::cli::CheckUint64);
   plan->add_option("--max-draws", plan_req.max_draws, kMaxDrawsHelp)->check(draws_check);
 
   CLI::App* report = app.add_subcommand("report", "Merge, diff and render report.json files");

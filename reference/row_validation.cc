@@ -4,7 +4,11 @@
 
 #include <cmath>
 #include <string>
+#include <type_traits>
 
+// The row's table is header-only data (adapters/row_fields.h), read here so that each field's
+// range is written once.
+#include "adapters/row_fields.h"
 #include "sampcert/reference_distribution.h"
 
 namespace sampcert {
@@ -70,29 +74,17 @@ Error ValidateRowParameters(const RowView& row, const Policies& pol, std::size_t
     return RowError(row_index, ErrorCode::kEmptyVocab,
                     row.vocab == 0 ? "vocabulary size is 0" : "logits buffer is null");
   }
-  const float temp = row.temperature;
-  if (std::isnan(temp)) {
-    return RowError(row_index, ErrorCode::kInvalidTemperature,
-                    "temperature is NaN (must be a finite number >= 0)");
-  }
-  if (temp < 0.0f || std::isinf(temp)) {
-    return RowError(
-        row_index, ErrorCode::kInvalidTemperature,
-        fmt::format("temperature is {} (must be a finite number >= 0)", FloatText(temp)));
-  }
-  if (row.top_k < 0) {
-    return RowError(row_index, ErrorCode::kInvalidTopK,
-                    fmt::format("top_k is {} (must be >= 0; 0 turns it off)", row.top_k));
-  }
-  if (!(row.top_p > 0.0f && row.top_p <= 1.0f)) {
-    return RowError(
-        row_index, ErrorCode::kInvalidTopP,
-        fmt::format("top_p is {} (must be in (0, 1]; 1 turns it off)", FloatText(row.top_p)));
-  }
-  if (!(row.min_p >= 0.0f && row.min_p < 1.0f)) {
-    return RowError(
-        row_index, ErrorCode::kInvalidMinP,
-        fmt::format("min_p is {} (must be in [0, 1); 0 turns it off)", FloatText(row.min_p)));
+  // The row's fields, in their table's order (SPEC section 5's): each in its range.
+  for (const adapters::RowField& f : adapters::kRowFields) {
+    if (adapters::InRange(f, row)) continue;
+    const std::string value = adapters::VisitRowField(f, row, [](const auto& v) {
+      if constexpr (std::is_same_v<std::remove_cvref_t<decltype(v)>, float>) {
+        if (std::isnan(v)) return std::string("NaN");
+      }
+      return fmt::format("{}", v);
+    });
+    return RowError(row_index, f.invalid,
+                    fmt::format("{} is {} ({})", f.name, value, f.requirement));
   }
   return ValidatePenalties(row, row_index);
 }
