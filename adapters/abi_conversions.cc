@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 
+#include "adapters/row_fields.h"
 #include "sampcert/reference_verify.h"
 
 namespace sampcert::adapters {
@@ -14,15 +15,21 @@ namespace sampcert::adapters {
 RowView ToRowView(const sampcert_batch& batch, std::size_t r) {
   const sampcert_row& row = batch.rows[r];
   RowView v;
+  static_cast<RowParams&>(v) = RowParamsFromAbi(row);
   v.dtype = static_cast<DType>(batch.dtype);
   v.logits = row.logits;
   v.vocab = static_cast<std::size_t>(batch.vocab);
   v.mask = row.mask;
-  v.temperature = row.temperature;
-  v.top_k = row.top_k;
-  v.top_p = row.top_p;
-  v.min_p = row.min_p;
-  v.row_id = row.row_id;
+  // MINOR 4 (SPEC section 16), where the struct covers it; a repetition penalty of 0 is off.
+  if (row.struct_size >= SAMPCERT_ROW_STRUCT_SIZE) {
+    v.prompt_tokens = row.prompt_tokens;
+    v.num_prompt_tokens = static_cast<std::size_t>(row.num_prompt_tokens);
+    v.output_tokens = row.output_tokens;
+    v.num_output_tokens = static_cast<std::size_t>(row.num_output_tokens);
+    v.repetition_penalty = row.repetition_penalty == 0.0f ? 1.0f : row.repetition_penalty;
+    v.presence_penalty = row.presence_penalty;
+    v.frequency_penalty = row.frequency_penalty;
+  }
   return v;
 }
 
@@ -78,6 +85,10 @@ Error CheckBatchShape(const sampcert_batch* batch, uint32_t capabilities) {
       Error e{ErrorCode::kUnsupported, fmt::format("row {}: masks are not declared", r),
               static_cast<int64_t>(r)};
       return e;
+    }
+    if ((capabilities & SAMPCERT_CAP_PENALTIES) == 0 && ToRowView(*batch, r).HasPenalties()) {
+      return Error{ErrorCode::kUnsupported, fmt::format("row {}: penalties are not declared", r),
+                   static_cast<int64_t>(r)};
     }
   }
   return Error{};

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "adapters/row_fields.h"
 #include "results/result_json.h"
 
 namespace sampcert::adapters {
@@ -59,6 +60,11 @@ constexpr DeclaredValue<VerifyScheme> kVerifySchemes[] = {
     {VerifyScheme::kTypical, SAMPCERT_VERIFY_TYPICAL, "typical", "typical acceptance (lossy)"},
     {VerifyScheme::kLenient, SAMPCERT_VERIFY_LENIENT, "lenient", "lenient acceptance (lossy)"},
 };
+constexpr DeclaredValue<PenaltyHistory> kHistories[] = {
+    {PenaltyHistory::kPromptAndOutput, SAMPCERT_HISTORY_PROMPT_AND_OUTPUT, "prompt-and-output",
+     "prompt and output"},
+    {PenaltyHistory::kOutputOnly, SAMPCERT_HISTORY_OUTPUT_ONLY, "output-only", "output only"},
+};
 // Policies::sequential_draws.
 constexpr DeclaredValue<bool> kDrawModes[] = {
     {false, SAMPCERT_DRAWS_RANDOM_ACCESS, "random-access", "random access"},
@@ -90,6 +96,7 @@ SAMPCERT_ONE_ROW_PER_VALUE(kNans, NanPolicy);
 SAMPCERT_ONE_ROW_PER_VALUE(kDeterminisms, Determinism);
 SAMPCERT_ONE_ROW_PER_VALUE(kAccuracies, AccuracyClass);
 SAMPCERT_ONE_ROW_PER_VALUE(kVerifySchemes, VerifyScheme);
+SAMPCERT_ONE_ROW_PER_VALUE(kHistories, PenaltyHistory);
 #undef SAMPCERT_ONE_ROW_PER_VALUE
 static_assert(std::size(kDrawModes) == 2 && !kDrawModes[0].value && kDrawModes[1].value);
 // SAMPCERT_STEP_TIES_* is 0 (as tie_rule) or the SAMPCERT_TIES_* value plus one.
@@ -110,33 +117,36 @@ constexpr Vocabulary<Determinism> kDeterminismVocabulary{"determinism", "determi
                                                          "SAMPCERT_DETERMINISM_", kDeterminisms};
 constexpr Vocabulary<AccuracyClass> kAccuracyVocabulary{"accuracy", "accuracy class",
                                                         "SAMPCERT_ACCURACY_", kAccuracies};
+constexpr Vocabulary<PenaltyHistory> kHistoryVocabulary{"history", "penalty history",
+                                                        "SAMPCERT_HISTORY_", kHistories};
 constexpr Vocabulary<bool> kDrawVocabulary{"draws", "draw mode", "SAMPCERT_DRAWS_", kDrawModes};
 constexpr Vocabulary<VerifyScheme> kVerifyVocabulary{"verify_scheme", "verify scheme",
                                                      "SAMPCERT_VERIFY_", kVerifySchemes};
 
 // Every vocabulary, in the dump's order (sampcert declarations, the Python helper's dicts).
-constexpr std::tuple<
-    const Vocabulary<GreedyTieBreak>&, const Vocabulary<TieRule>&, const Vocabulary<PipelineOrder>&,
-    const Vocabulary<TruncationStep>&, const Vocabulary<NanPolicy>&, const Vocabulary<Determinism>&,
-    const Vocabulary<AccuracyClass>&, const Vocabulary<bool>&, const Vocabulary<VerifyScheme>&>
-    kVocabularies{kGreedyVocabulary,   kTieVocabulary,  kOrderVocabulary,
-                  kStepVocabulary,     kNanVocabulary,  kDeterminismVocabulary,
-                  kAccuracyVocabulary, kDrawVocabulary, kVerifyVocabulary};
+constexpr std::tuple<const Vocabulary<GreedyTieBreak>&, const Vocabulary<TieRule>&,
+                     const Vocabulary<PipelineOrder>&, const Vocabulary<TruncationStep>&,
+                     const Vocabulary<NanPolicy>&, const Vocabulary<Determinism>&,
+                     const Vocabulary<AccuracyClass>&, const Vocabulary<bool>&,
+                     const Vocabulary<VerifyScheme>&, const Vocabulary<PenaltyHistory>&>
+    kVocabularies{kGreedyVocabulary, kTieVocabulary,         kOrderVocabulary,    kStepVocabulary,
+                  kNanVocabulary,    kDeterminismVocabulary, kAccuracyVocabulary, kDrawVocabulary,
+                  kVerifyVocabulary, kHistoryVocabulary};
 
+// The capabilities that are not a row field's (Capabilities() adds those, in bit order).
 constexpr Capability kCapabilities[] = {
     {SAMPCERT_CAP_F32, "f32", "f32"},
     {SAMPCERT_CAP_F16, "f16", "f16"},
     {SAMPCERT_CAP_BF16, "bf16", "bf16"},
     {SAMPCERT_CAP_MASK, "mask", "mask"},
-    {SAMPCERT_CAP_TOP_K, "top-k", "top-k"},
-    {SAMPCERT_CAP_TOP_P, "top-p", "top-p"},
-    {SAMPCERT_CAP_MIN_P, "min-p", "min-p"},
+    // top-k, top-p and min-p: the capabilities of row fields, in their rows (row_fields.h).
     {SAMPCERT_CAP_TEMPERATURE_ZERO, "temperature-0", "temperature 0"},
     {SAMPCERT_CAP_PROBABILITIES, "probabilities", "probabilities"},
     {SAMPCERT_CAP_BATCH, "batch", "batch"},
     {SAMPCERT_CAP_VERIFY, "verify", "verify"},
     {SAMPCERT_CAP_VERIFY_DRAFT_LOGITS, "verify-draft-logits", "verify with draft logits"},
     {SAMPCERT_CAP_VERIFY_ACCEPTANCE, "verify-acceptance", "verify's acceptance probabilities"},
+    {SAMPCERT_CAP_PENALTIES, "penalties", "penalties"},
 };
 
 // ---- Helpers of the codecs ----
@@ -233,6 +243,19 @@ class EnumCodec : public FieldCodec {
   }
   std::string ToText(const SamplerInfo& in) const override {
     return std::string(OrThrow(LabelOf(in.policies.*Member)));
+  }
+};
+
+// PEN-POL-1: a penalty rule's history, shown in reports and `info` only for a sampler that
+// declares penalties (for any other it is a default nothing reads).
+template <auto Member>
+class HistoryCodec final : public EnumCodec<Member> {
+ public:
+  json ToReport(const SamplerInfo& in) const override {
+    return in.Has(SAMPCERT_CAP_PENALTIES) ? EnumCodec<Member>::ToReport(in) : json();
+  }
+  std::string ToText(const SamplerInfo& in) const override {
+    return in.Has(SAMPCERT_CAP_PENALTIES) ? EnumCodec<Member>::ToText(in) : "";
   }
 };
 
@@ -509,6 +532,8 @@ const ThresholdCodec kThresholdCodec;
 const EnumCodec<&Policies::determinism> kDeterminismCodec;
 const EnumCodec<&Policies::accuracy> kAccuracyCodec;
 const ThreadSafeCodec kThreadSafeCodec;
+const HistoryCodec<&Policies::repetition_history> kRepetitionHistoryCodec;
+const HistoryCodec<&Policies::additive_history> kAdditiveHistoryCodec;
 
 #define SAMPCERT_ABI(member) offsetof(sampcert_sampler_info, member)
 
@@ -549,6 +574,10 @@ const DeclaredField kFields[] = {
      SAMPCERT_ABI(verify_threshold), 3, &kVerifyThresholdCodec},
     {"verify_alpha", "verify_alpha", "verify_alpha", true, "", 'f', 1, SAMPCERT_ABI(verify_alpha),
      3, &kVerifyAlphaCodec},
+    {"repetition_history", "repetition_history", "repetition_history", true, "repetition sees", 'i',
+     1, SAMPCERT_ABI(repetition_history), 4, &kRepetitionHistoryCodec},
+    {"additive_history", "additive_history", "additive_history", true, "presence/frequency see",
+     'i', 1, SAMPCERT_ABI(additive_history), 4, &kAdditiveHistoryCodec},
 };
 
 #undef SAMPCERT_ABI
@@ -584,6 +613,7 @@ template const Vocabulary<Determinism>& VocabularyOf(Determinism);
 template const Vocabulary<AccuracyClass>& VocabularyOf(AccuracyClass);
 template const Vocabulary<bool>& VocabularyOf(bool);
 template const Vocabulary<VerifyScheme>& VocabularyOf(VerifyScheme);
+template const Vocabulary<PenaltyHistory>& VocabularyOf(PenaltyHistory);
 
 Error UnknownValue(std::string_view what, std::string_view abi_prefix, const std::string& value,
                    const std::string& known) {
@@ -593,11 +623,22 @@ Error UnknownValue(std::string_view what, std::string_view abi_prefix, const std
                    : fmt::format("unknown {} {} ({}*: {})", what, value, abi_prefix, known)};
 }
 
-std::span<const Capability> Capabilities() { return kCapabilities; }
+std::span<const Capability> Capabilities() {
+  static const std::vector<Capability> all = [] {
+    std::vector<Capability> out(std::begin(kCapabilities), std::end(kCapabilities));
+    for (const RowField& f : kRowFields) {
+      if (f.capability.bit != 0) out.push_back(f.capability);
+    }
+    std::sort(out.begin(), out.end(),
+              [](const Capability& a, const Capability& b) { return a.bit < b.bit; });
+    return out;
+  }();
+  return all;
+}
 
 std::vector<std::string> CapabilityNames(uint32_t capabilities) {
   std::vector<std::string> out;
-  for (const Capability& c : kCapabilities) {
+  for (const Capability& c : Capabilities()) {
     if (capabilities & c.bit) out.emplace_back(c.name);
   }
   return out;
@@ -705,7 +746,7 @@ std::string DeclarationText(const SamplerInfo& info) {
 
 json DeclarationsDump() {
   json caps = json::array();
-  for (const Capability& c : kCapabilities) {
+  for (const Capability& c : Capabilities()) {
     caps.push_back({{"name", c.name}, {"bit", c.bit}, {"label", c.label}});
   }
   // The defaults of the Python helper's Info: a default-constructed declaration, f32 only.
@@ -745,7 +786,8 @@ json DeclarationsDump() {
            std::apply([](const auto&... v) { return json::array({VocabularyJson(v)...}); },
                       kVocabularies)},
           {"step_ties", "SAMPCERT_STEP_TIES_*: 0 as tie_rule, else the SAMPCERT_TIES_* value + 1"},
-          {"fields", fields}};
+          {"fields", fields},
+          {"row", RowFieldsDump()}};
 }
 
 }  // namespace sampcert::adapters

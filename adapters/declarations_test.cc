@@ -5,10 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <set>
 #include <stdexcept>
+#include <string>
 
 namespace sampcert::adapters {
 namespace {
@@ -90,7 +93,19 @@ TEST(Declarations, CapabilitiesAreTheAbiBits) {
     EXPECT_TRUE(names.insert(c.name).second) << c.name;
     all |= c.bit;
   }
-  EXPECT_EQ(all, (SAMPCERT_CAP_VERIFY_ACCEPTANCE << 1) - 1) << "SAMPCERT_CAP_* without a row";
+  // Every SAMPCERT_CAP_* the ABI header defines has its row (here or a row field's), and no
+  // other bit has one: read from the header's text, so a new capability is written there and in
+  // its row alone.
+  std::ifstream in(std::string(SOURCE_DIR) + "/include/sampcert/sampler_abi.h");
+  ASSERT_TRUE(in) << SOURCE_DIR;
+  const std::regex define(R"(#define SAMPCERT_CAP_\w+ \(1u << (\d+)\))");
+  uint32_t defined = 0;
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (std::regex_search(line, m, define)) defined |= 1u << std::stoi(m[1]);
+  }
+  EXPECT_GE(defined, SAMPCERT_CAP_VERIFY_ACCEPTANCE) << "the header's defines were not read";
+  EXPECT_EQ(all, defined) << "a SAMPCERT_CAP_* without a row, or a row without its define";
   EXPECT_EQ(CapabilityNames(SAMPCERT_CAP_F32 | SAMPCERT_CAP_TEMPERATURE_ZERO),
             (std::vector<std::string>{"f32", "temperature-0"}));
 }
@@ -122,8 +137,10 @@ TEST(Declarations, FieldsCoverTheAbiStructOnce) {
   for (const DeclaredField* f : FieldsInAbiOrder()) {
     if (at == offsetof(sampcert_sampler_info, reserved0)) at += 4;
     if (at == offsetof(sampcert_sampler_info, reserved2)) at += 4;
+    if (at == offsetof(sampcert_sampler_info, reserved1)) at += 4;
     EXPECT_EQ(f->abi_offset, at) << f->name;
-    EXPECT_EQ(f->minor, f->abi_offset >= SAMPCERT_SAMPLER_INFO_MINOR3_OFFSET   ? 3u
+    EXPECT_EQ(f->minor, f->abi_offset >= SAMPCERT_SAMPLER_INFO_MINOR4_OFFSET   ? 4u
+                        : f->abi_offset >= SAMPCERT_SAMPLER_INFO_MINOR3_OFFSET ? 3u
                         : f->abi_offset >= SAMPCERT_SAMPLER_INFO_MINOR1_OFFSET ? 1u
                                                                                : 0u)
         << f->name;
@@ -132,9 +149,8 @@ TEST(Declarations, FieldsCoverTheAbiStructOnce) {
     EXPECT_TRUE(report.insert(f->report).second) << f->report;
     EXPECT_TRUE(name.insert(f->name).second) << f->name;
   }
-  // Up to reserved1, then the struct's tail padding (size_t alignment).
-  EXPECT_EQ(at, offsetof(sampcert_sampler_info, reserved1));
-  at += 4;
+  // Up to the last MINOR 4 field, then the struct's tail padding (size_t alignment).
+  EXPECT_EQ(at, offsetof(sampcert_sampler_info, additive_history) + 4);
   constexpr std::size_t kAlign = alignof(sampcert_sampler_info);
   EXPECT_EQ((at + kAlign - 1) / kAlign * kAlign, sizeof(sampcert_sampler_info));
   EXPECT_EQ(FieldsInAbiOrder().size(), DeclaredFields().size());
@@ -311,19 +327,23 @@ TEST(Declarations, EncodersRefuseAValueWithoutARow) {
 // The encodings' exact bytes: the worker's wire format, report.json's sampler section and
 // `sampcert info`'s text.
 TEST(Declarations, GoldenEncodings) {
-  EXPECT_EQ(InfoToJson(SamplerInfo{}).dump(),
-            R"({"accuracy":0,"capabilities":0,"determinism":1,"draw_cost_ns_per_token":0.0,)"
-            R"("greedy_threshold":0.0,"greedy_tie_break":0,"name":"","nan_policy":0,"order":0,)"
-            R"("sequential_draws":false,"thread_safe":false,"tie_rule":0,"top_k_tie_rule":-1,)"
-            R"("top_p_tie_rule":-1,"truncation_order":[0,1,2],"verify_alpha":0.0,)"
-            R"("verify_scheme":0,"verify_threshold":0.0,"version":""})");
-  EXPECT_EQ(InfoToJson(Unusual()).dump(),
-            R"({"accuracy":1,"capabilities":521,"determinism":0,"draw_cost_ns_per_token":12.5,)"
-            R"("greedy_threshold":0.5,"greedy_tie_break":2,"name":"unusual","nan_policy":1,)"
-            R"("order":1,"sequential_draws":true,"thread_safe":true,"tie_rule":2,)"
-            R"("top_k_tie_rule":0,"top_p_tie_rule":1,"truncation_order":[2,0,1],)"
-            R"("verify_alpha":0.30000001192092896,"verify_scheme":1,"verify_threshold":)"
-            R"(0.09000000357627869,"version":"2"})");
+  EXPECT_EQ(
+      InfoToJson(SamplerInfo{}).dump(),
+      R"({"accuracy":0,"additive_history":1,"capabilities":0,"determinism":1,)"
+      R"("draw_cost_ns_per_token":0.0,)"
+      R"("greedy_threshold":0.0,"greedy_tie_break":0,"name":"","nan_policy":0,"order":0,)"
+      R"("repetition_history":0,"sequential_draws":false,"thread_safe":false,"tie_rule":0,"top_k_tie_rule":-1,)"
+      R"("top_p_tie_rule":-1,"truncation_order":[0,1,2],"verify_alpha":0.0,)"
+      R"("verify_scheme":0,"verify_threshold":0.0,"version":""})");
+  EXPECT_EQ(
+      InfoToJson(Unusual()).dump(),
+      R"({"accuracy":1,"additive_history":1,"capabilities":521,"determinism":0,)"
+      R"("draw_cost_ns_per_token":12.5,)"
+      R"("greedy_threshold":0.5,"greedy_tie_break":2,"name":"unusual","nan_policy":1,)"
+      R"("order":1,"repetition_history":0,"sequential_draws":true,"thread_safe":true,"tie_rule":2,)"
+      R"("top_k_tie_rule":0,"top_p_tie_rule":1,"truncation_order":[2,0,1],)"
+      R"("verify_alpha":0.30000001192092896,"verify_scheme":1,"verify_threshold":)"
+      R"(0.09000000357627869,"version":"2"})");
   EXPECT_EQ(DeclarationToReport(SamplerInfo{}).dump(),
             R"({"capabilities":[],"policies":{"accuracy":"fp32","determinism":"same-seed",)"
             R"("greedy_threshold":0.0,"greedy_tie_break":"uniform","nan_policy":"error",)"
@@ -398,7 +418,7 @@ TEST(Declarations, TheDumpListsEveryTable) {
       EXPECT_TRUE(ids.count(id)) << f.name << ": vocabulary " << id;
     }
   }
-  EXPECT_EQ(ids.size(), 9u);
+  EXPECT_EQ(ids.size(), 10u);
 }
 
 }  // namespace

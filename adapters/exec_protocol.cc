@@ -50,12 +50,10 @@ Error AppendBatch(const sampcert_batch& b, Writer* out) {
   w.out.reserve(w.out.size() + total);
   for (uint64_t r = 0; r < b.num_rows; ++r) {
     const sampcert_row& row = b.rows[r];
-    w.Put<float>(row.temperature);
-    w.Put<float>(row.top_p);
-    w.Put<float>(row.min_p);
-    w.Put<uint32_t>((row.logits ? kRowHasLogits : 0u) | (row.mask ? kRowHasMask : 0u));
-    w.Put<int64_t>(row.top_k);
-    w.Put<uint64_t>(row.row_id);
+    char header[kRowHeaderBytes];
+    WriteRowHeader(RowParamsFromAbi(row),
+                   (row.logits ? kRowHasLogits : 0u) | (row.mask ? kRowHasMask : 0u), header);
+    w.out.append(header, kRowHeaderBytes);
   }
   for (uint64_t r = 0; r < b.num_rows; ++r) {
     if (b.rows[r].logits) w.out.append(static_cast<const char*>(b.rows[r].logits), logit_bytes);
@@ -126,8 +124,8 @@ Expected<std::string> EncodeVerifyRequest(const sampcert_chain_batch& batch, uin
   auto index_in = [](std::vector<sampcert_row>& list, const sampcert_row& r) {
     for (std::size_t i = list.size(); i-- > 0;) {
       const sampcert_row& o = list[i];
-      if (o.logits == r.logits && o.mask == r.mask && o.top_k == r.top_k &&
-          std::memcmp(&o.temperature, &r.temperature, 12) == 0) {
+      if (o.logits == r.logits && o.mask == r.mask &&
+          SameDistributionParams(RowParamsFromAbi(o), RowParamsFromAbi(r))) {
         return static_cast<uint64_t>(i);
       }
     }

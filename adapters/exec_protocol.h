@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "adapters/row_fields.h"
 #include "sampcert/error.h"
 #include "sampcert/sampler_abi.h"
 
@@ -26,7 +27,7 @@ namespace exec_protocol {
 
 inline constexpr uint32_t kMagic = 0x31504353u;  // the bytes 'S' 'C' 'P' '1'
 inline constexpr std::size_t kHeaderBytes = 16;  // u32 magic, u32 kind, u64 payload length
-inline constexpr std::size_t kRowHeaderBytes = 32;
+using adapters::kRowHeaderBytes;                 // the row header: adapters/row_fields.h
 inline constexpr uint32_t kRowHasLogits = 1u, kRowHasMask = 2u;
 // Bounded so that a garbage length cannot make the host allocate gigabytes.
 inline constexpr uint64_t kMaxInfoReply = 1u << 20;

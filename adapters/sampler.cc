@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "adapters/abi_conversions.h"
+#include "adapters/row_fields.h"
 
 namespace sampcert::adapters {
 namespace {
@@ -72,29 +73,63 @@ class Guarded {
   std::size_t bytes_ = 0;
 };
 
+// Row structs at the layout of the plug-in's MINOR (ABI MINOR 4): each `stride` bytes long with
+// struct_size = stride, so a plug-in of MINOR 0..3 gets its own 56-byte rows (without the
+// history, which it cannot declare) and indexes them by its own sizeof.
+class AbiRowArray {
+ public:
+  explicit AbiRowArray(std::size_t stride) : stride_(stride) {}
+  void reserve(std::size_t rows) { bytes_.reserve(rows * stride_); }
+  // Reserve first: pointers from at() stay valid only while no push_back reallocates.
+  void push_back(sampcert_row row) {
+    row.struct_size = stride_;
+    const std::size_t end = bytes_.size();
+    bytes_.resize(end + stride_);
+    std::memcpy(bytes_.data() + end, &row, stride_);
+  }
+  // operator new's alignment (16) covers sampcert_row's (8); every stride is a multiple of 8.
+  const sampcert_row* at(std::size_t i) const {
+    return reinterpret_cast<const sampcert_row*>(bytes_.data() + i * stride_);
+  }
+  const sampcert_row* data() const { return at(0); }
+  std::size_t size() const { return bytes_.size() / stride_; }
+  bool operator==(const AbiRowArray& o) const = default;
+
+ private:
+  std::size_t stride_;
+  std::vector<unsigned char> bytes_;
+};
+
 // Every input and output of one call, guarded, and the check after it.
 struct GuardedCall {
   std::vector<Guarded> logits, masks;
-  std::vector<sampcert_row> rows, rows_copy;
+  std::vector<sampcert_row> rows;
+  AbiRowArray packed, packed_copy;
   Guarded out;
   // The batch struct itself is a const input too: the sampler gets a guarded copy of `header`.
   sampcert_batch header{};
   std::optional<Guarded> header_copy;
-  GuardedCall(const Batch& batch, std::vector<sampcert_row> abi_rows, std::size_t out_bytes)
-      : rows(std::move(abi_rows)), out(nullptr, out_bytes, /*output=*/true) {
+  GuardedCall(const Batch& batch, std::vector<sampcert_row> abi_rows, std::size_t row_stride,
+              std::size_t out_bytes)
+      : rows(std::move(abi_rows)),
+        packed(row_stride),
+        packed_copy(row_stride),
+        out(nullptr, out_bytes, /*output=*/true) {
     for (std::size_t r = 0; r < rows.size(); ++r) {
       logits.emplace_back(batch.rows[r].logits, batch.vocab * DTypeBytes(batch.dtype));
       masks.emplace_back(batch.rows[r].mask, batch.rows[r].mask ? batch.vocab : 0);
       rows[r].logits = logits.back().data();
       rows[r].mask = static_cast<const uint8_t*>(masks.back().data());
     }
-    rows_copy = rows;
+    packed.reserve(rows.size());
+    for (const sampcert_row& r : rows) packed.push_back(r);
+    packed_copy = packed;
     header = sampcert_batch{SAMPCERT_BATCH_STRUCT_SIZE,
                             static_cast<int32_t>(batch.dtype),
                             0,
                             batch.vocab,
                             rows.size(),
-                            rows.data()};
+                            packed.data()};
     header_copy.emplace(&header, sizeof header);
   }
   const sampcert_batch* Header() const {
@@ -120,7 +155,7 @@ struct GuardedCall {
         add(fmt::format("wrote into row {}'s mask (a const input)", r));
       }
     }
-    if (std::memcmp(rows.data(), rows_copy.data(), rows.size() * sizeof(sampcert_row)) != 0) {
+    if (!(packed == packed_copy)) {
       add("wrote into the batch's row structs (const inputs)");
     }
     if (!header_copy->SameAs(&header)) add("wrote into the batch struct (a const input)");
@@ -132,7 +167,8 @@ struct GuardedCall {
 };
 
 bool IsRowLevel(int32_t code) {
-  return code >= SAMPCERT_STATUS_INVALID_TEMPERATURE && code <= SAMPCERT_STATUS_EMPTY_SUPPORT;
+  return (code >= SAMPCERT_STATUS_INVALID_TEMPERATURE && code <= SAMPCERT_STATUS_EMPTY_SUPPORT) ||
+         code == SAMPCERT_STATUS_INVALID_PENALTY;
 }
 
 // What SPEC section 5 and the header ask of an error report itself (INV-ERR-1), beyond its
@@ -270,13 +306,32 @@ std::vector<sampcert_row> Sampler::AbiRows(const Batch& batch) const {
     a.struct_size = SAMPCERT_ROW_STRUCT_SIZE;
     a.logits = v.logits;
     a.mask = v.mask;
-    a.temperature = v.temperature;
-    a.top_p = v.top_p;
-    a.min_p = v.min_p;
-    a.top_k = v.top_k;
-    a.row_id = v.row_id;
+    RowParamsToAbi(v, &a);
+    a.prompt_tokens = v.prompt_tokens;
+    a.output_tokens = v.output_tokens;
+    a.num_prompt_tokens = v.num_prompt_tokens;
+    a.num_output_tokens = v.num_output_tokens;
+    a.repetition_penalty = v.repetition_penalty;
+    a.presence_penalty = v.presence_penalty;
+    a.frequency_penalty = v.frequency_penalty;
   }
   return rows;
+}
+
+std::size_t Sampler::RowStride() const {
+  return api_->abi_minor >= 4 ? SAMPCERT_ROW_STRUCT_SIZE : SAMPCERT_ROW_MINOR3_STRUCT_SIZE;
+}
+
+Error Sampler::CheckPenalties(const Batch& batch) const {
+  for (std::size_t r = 0; r < batch.rows.size(); ++r) {
+    if (!batch.rows[r].HasPenalties()) continue;
+    if (!info_.Has(SAMPCERT_CAP_PENALTIES) || api_->abi_minor < 4) {
+      return Error{ErrorCode::kUnsupported,
+                   fmt::format("row {}: sampler '{}' does not declare penalties", r, info_.name),
+                   static_cast<int64_t>(r)};
+    }
+  }
+  return Error{};
 }
 
 Expected<std::vector<double>> Sampler::Probabilities(const Batch& batch) {
@@ -285,7 +340,8 @@ Expected<std::vector<double>> Sampler::Probabilities(const Batch& batch) {
                  fmt::format("sampler '{}' does not declare probabilities", info_.name)};
   }
   const std::size_t n = batch.rows.size() * batch.vocab;
-  GuardedCall call(batch, AbiRows(batch), n * sizeof(double));
+  if (Error e = CheckPenalties(batch); e.code != ErrorCode::kOk) return e;
+  GuardedCall call(batch, AbiRows(batch), RowStride(), n * sizeof(double));
   sampcert_error err = FreshError();
   int32_t st;
   {
@@ -341,7 +397,8 @@ Expected<std::vector<int64_t>> Sampler::Sample(const Batch& batch, uint64_t seed
 Expected<std::vector<int64_t>> Sampler::SampleCall(const Batch& batch, uint64_t seed,
                                                    uint64_t first_draw, uint64_t draws_per_row) {
   const std::size_t n = batch.rows.size() * draws_per_row;
-  GuardedCall call(batch, AbiRows(batch), n * sizeof(int64_t));
+  if (Error e = CheckPenalties(batch); e.code != ErrorCode::kOk) return e;
+  GuardedCall call(batch, AbiRows(batch), RowStride(), n * sizeof(int64_t));
   sampcert_error err = FreshError();
   int32_t st;
   {
@@ -369,13 +426,16 @@ namespace {
 // the outputs are fresh guarded buffers; Check() compares them all after the call.
 class GuardedVerify {
  public:
-  GuardedVerify(const ChainBatch& batch, std::size_t max_drafts, bool acceptance)
+  GuardedVerify(const ChainBatch& batch, std::size_t max_drafts, bool acceptance,
+                std::size_t row_stride)
       : accepted_(nullptr, batch.chains.size() * sizeof(int64_t), /*output=*/true),
         tokens_(nullptr, batch.chains.size() * (max_drafts + 1) * sizeof(int64_t),
                 /*output=*/true),
         acceptance_(nullptr, acceptance ? batch.chains.size() * max_drafts * sizeof(double) : 0,
                     /*output=*/true),
-        with_acceptance_(acceptance) {
+        with_acceptance_(acceptance),
+        rows_(row_stride),
+        rows_copy_(row_stride) {
     if (acceptance) {  // NaN until written: a position the verifier leaves unwritten shows
       std::fill_n(static_cast<double*>(acceptance_.data()), batch.chains.size() * max_drafts,
                   std::numeric_limits<double>::quiet_NaN());
@@ -402,14 +462,9 @@ class GuardedVerify {
     drafts_.reserve(drafts);
     auto add_row = [&](const RowView& r) {
       sampcert_row a{};
-      a.struct_size = SAMPCERT_ROW_STRUCT_SIZE;
       a.logits = Copy(r.logits);
       a.mask = static_cast<const uint8_t*>(Copy(r.mask));
-      a.temperature = r.temperature;
-      a.top_p = r.top_p;
-      a.min_p = r.min_p;
-      a.top_k = r.top_k;
-      a.row_id = r.row_id;
+      RowParamsToAbi(r, &a);
       rows_.push_back(a);
     };
     std::vector<std::size_t> chain_draft_rows;
@@ -426,14 +481,14 @@ class GuardedVerify {
     }
     for (std::size_t i = 0; logits && i < batch.chains.size(); ++i) {
       draft_row_ptrs_.push_back(
-          batch.chains[i].draft_rows != nullptr ? rows_.data() + chain_draft_rows[i] : nullptr);
+          batch.chains[i].draft_rows != nullptr ? rows_.at(chain_draft_rows[i]) : nullptr);
     }
     for (std::size_t i = 0; i < batch.chains.size(); ++i) {
       const Chain& c = batch.chains[i];
       sampcert_chain a{};
       a.struct_size = SAMPCERT_CHAIN_STRUCT_SIZE;
       a.num_drafts = c.num_drafts;
-      a.target_rows = rows_.data() + chain_rows_[i];
+      a.target_rows = rows_.at(chain_rows_[i]);
       a.draft_probs = static_cast<const double*>(Copy(c.draft_probs));
       a.draft_tokens = drafts_.data() + chain_drafts_[i];
       a.row_id = c.row_id;
@@ -476,7 +531,7 @@ class GuardedVerify {
       if (!copy->BeforeIntact() || !copy->After()) add("wrote next to an input buffer");
       if (!copy->SameAs(source)) add("wrote into a logits, mask or draft buffer (a const input)");
     }
-    if (std::memcmp(rows_.data(), rows_copy_.data(), rows_.size() * sizeof(sampcert_row)) != 0) {
+    if (!(rows_ == rows_copy_)) {
       add("wrote into the target row structs (const inputs)");
     }
     if (drafts_ != drafts_copy_) add("wrote into the drafted tokens (a const input)");
@@ -511,7 +566,7 @@ class GuardedVerify {
   std::vector<const sampcert_row*> draft_row_ptrs_, draft_row_ptrs_copy_;
   std::map<const void*, std::size_t> index_, sizes_;
   std::vector<std::pair<const void*, std::unique_ptr<Guarded>>> copies_;
-  std::vector<sampcert_row> rows_, rows_copy_;
+  AbiRowArray rows_, rows_copy_;
   std::vector<int64_t> drafts_, drafts_copy_;
   std::vector<sampcert_chain> chains_, chains_copy_;
   std::vector<std::size_t> chain_rows_, chain_drafts_;
@@ -535,7 +590,7 @@ Expected<Verified> Sampler::Verify(const ChainBatch& batch, uint64_t seed) {
   std::size_t max_drafts = 0;
   for (const Chain& c : batch.chains) max_drafts = std::max(max_drafts, c.num_drafts);
   const bool acceptance = info_.Has(SAMPCERT_CAP_VERIFY_ACCEPTANCE);
-  GuardedVerify call(batch, max_drafts, acceptance);
+  GuardedVerify call(batch, max_drafts, acceptance, RowStride());
   sampcert_error err = FreshError();
   int32_t st;
   {

@@ -119,6 +119,11 @@ class Sampler {
   Sampler(const sampcert_sampler_api* api, std::shared_ptr<void> keep_alive)
       : api_(api), keep_alive_(std::move(keep_alive)) {}
   std::vector<sampcert_row> AbiRows(const Batch& batch) const;
+  // The stride and struct_size of the rows this plug-in reads: its own MINOR's sizeof (ABI
+  // MINOR 4: a plug-in of MINOR 0..3 indexes rows by 56 bytes).
+  std::size_t RowStride() const;
+  // kUnsupported when a row carries a penalty this plug-in cannot read (PEN-CAP-1).
+  Error CheckPenalties(const Batch& batch) const;
   // One sample() call into the sampler, as asked.
   Expected<std::vector<int64_t>> SampleCall(const Batch& batch, uint64_t seed, uint64_t first_draw,
                                             uint64_t draws_per_row);

@@ -172,11 +172,7 @@ bool ParseRow(const ReferenceRequest& req, ParsedRow* parsed, std::ostream& err)
                                     : static_cast<const void*>(parsed->bits16.data());
   row.vocab = logits.size();
   row.mask = parsed->mask.empty() ? nullptr : parsed->mask.data();
-  row.temperature = req.temperature;
-  row.top_k = req.top_k;
-  row.top_p = req.top_p;
-  row.min_p = req.min_p;
-  row.row_id = req.row_id;
+  static_cast<RowParams&>(row) = req.params;
   return true;
 }
 

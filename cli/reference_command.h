@@ -23,12 +23,8 @@ struct ReferenceRequest {
   std::string dtype = "f32";
   std::vector<std::string> logits;  // decimal values or inf / -inf / nan
   std::vector<int> mask;            // empty: all allowed
-  float temperature = 1.0f;
-  int64_t top_k = 0;
-  float top_p = 1.0f;
-  float min_p = 0.0f;
+  RowParams params;                 // -t, --top-k, ... (cli/row_options.h: one flag per field)
   uint64_t seed = 0;
-  uint64_t row_id = 0;
   int64_t draws = 0;  // tokens to draw with the reference sampler
   Policies policies;
 };

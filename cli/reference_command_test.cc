@@ -12,7 +12,7 @@ TEST(ReferenceCommand, PrintsTheBriefsHalfOverflowRow) {
   ReferenceRequest req;
   req.dtype = "f16";
   req.logits = {"30000", "-5", "20", "100"};
-  req.temperature = 0.1f;
+  req.params.temperature = 0.1f;
   req.draws = 3;
   std::ostringstream out, err;
   EXPECT_EQ(RunReference(req, out, err), 0) << err.str();

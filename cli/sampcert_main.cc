@@ -14,6 +14,7 @@
 #include "cli/option_checks.h"
 #include "cli/reference_command.h"
 #include "cli/report_commands.h"
+#include "cli/row_options.h"
 #include "cli/run_command.h"
 #include "cli/sampler_commands.h"
 #include "cli/version.h"
@@ -65,7 +66,8 @@ void AddRowOptions(CLI::App* cmd, sampcert::cli::ReferenceRequest* req) {
   CLI::Option* row = cmd->add_option(
       "--row", req->row_file,
       "A row file (a report's row.*.json): the whole row, bit-exact, instead of --logits, "
-      "--dtype, --mask, -t, --top-k, --top-p, --min-p and --row-id");
+      "--dtype, --mask, " +
+          sampcert::cli::RowParamFlagList());
   // The row file gives every field of the row: one given twice is refused, not silently picked.
   auto from_row = [&](CLI::Option* o) { o->excludes(row); };
   from_row(cmd->add_option("--dtype", req->dtype, "Logit dtype: f32, f16 or bf16")
@@ -75,17 +77,10 @@ void AddRowOptions(CLI::App* cmd, sampcert::cli::ReferenceRequest* req) {
       cmd->add_option("--logits", req->logits, "Comma-separated logits (inf, -inf, nan allowed)"));
   from_row(
       cmd->add_option("--mask", req->mask, "Comma-separated 0/1 allowed-mask")->delimiter(','));
-  from_row(cmd->add_option("--temperature,-t", req->temperature, "Temperature >= 0")
-               ->capture_default_str());
-  from_row(cmd->add_option("--top-k", req->top_k, "top_k (0 = off)")->capture_default_str());
-  from_row(cmd->add_option("--top-p", req->top_p, "top_p (1 = off)")->capture_default_str());
-  from_row(cmd->add_option("--min-p", req->min_p, "min_p (0 = off)")->capture_default_str());
+  sampcert::cli::AddRowParamOptions(cmd, &req->params, row);
   cmd->add_option("--seed", req->seed, "Seed of the draw")
       ->capture_default_str()
       ->check(CheckUint64);
-  from_row(cmd->add_option("--row-id", req->row_id, "Row id of the draw")
-               ->capture_default_str()
-               ->check(CheckUint64));
   cmd->add_option("--draws", req->draws, "Tokens to draw")
       ->capture_default_str()
       ->check(WholeNumber(0, static_cast<uint64_t>(sampcert::cli::kMaxDraws), "draws"));

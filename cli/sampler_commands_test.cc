@@ -29,7 +29,7 @@ TEST(SamplerCommands, SampleDrawsOrReportsTheSamplersError) {
   ReferenceRequest req;
   req.dtype = "f16";
   req.logits = {"30000", "-5", "20", "100"};
-  req.temperature = 0.1f;
+  req.params.temperature = 0.1f;
   req.draws = 4;
   std::ostringstream out, err;
   EXPECT_EQ(RunSample("stable_cpu", req, out, err), 0) << err.str();

@@ -38,10 +38,7 @@ bool StreamsDistinguishable(const ReferenceDistribution& ref) {
 // The batch companions of a row: one plain, one reversed, with the next row ids.
 std::pair<RowCase, RowCase> Companions(const RowCase& row) {
   RowCase a = row;
-  a.temperature = 1.0f;
-  a.top_k = 0;
-  a.top_p = 1.0f;
-  a.min_p = 0.0f;
+  static_cast<RowParams&>(a) = RowParams{};  // every parameter at its default (off)
   a.row_id = row.row_id + 1;
   RowCase c = Reversed(row);
   c.row_id = row.row_id + 2;
@@ -131,10 +128,7 @@ std::vector<Batchmate> Batchmates(const RowCase& row, const adapters::SamplerInf
   });
   add(0, "reversed at T = 1", [](RowCase& m) {
     m = Reversed(m);
-    m.temperature = 1.0f;
-    m.top_k = 0;
-    m.top_p = 1.0f;
-    m.min_p = 0.0f;
+    static_cast<RowParams&>(m) = RowParams{};  // every parameter at its default (off)
   });
   add(SAMPCERT_CAP_TOP_P, "top_p = 0.5", [](RowCase& m) { m.top_p = 0.5f; });
   add(SAMPCERT_CAP_MIN_P, "min_p = 0.5", [](RowCase& m) { m.min_p = 0.5f; });

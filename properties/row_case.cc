@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "adapters/row_fields.h"
 #include "results/strict_json.h"
 #include "sampcert/reference_distribution.h"
 
@@ -17,16 +18,12 @@ namespace sampcert::properties {
 
 RowView RowCase::view() const {
   RowView v;
+  static_cast<RowParams&>(v) = *this;
   v.dtype = dtype;
   v.logits = dtype == DType::kF32 ? static_cast<const void*>(bits32.data())
                                   : static_cast<const void*>(bits16.data());
   v.vocab = vocab();
   v.mask = mask.empty() ? nullptr : mask.data();
-  v.temperature = temperature;
-  v.top_k = top_k;
-  v.top_p = top_p;
-  v.min_p = min_p;
-  v.row_id = row_id;
   return v;
 }
 
@@ -60,9 +57,9 @@ std::string Describe(const RowCase& row) {
     for (uint8_t m : row.mask) allowed += m != 0;
     masked = fmt::format(" mask={}/{} allowed", allowed, row.vocab());
   }
-  return fmt::format("{} V={} T={} top_k={} top_p={} min_p={}{} row_id={} logits=[{}] ({})",
-                     DTypeName(row.dtype), row.vocab(), row.temperature, row.top_k, row.top_p,
-                     row.min_p, masked, row.row_id, logits, row.family);
+  return fmt::format("{} V={} {}{} {} logits=[{}] ({})", DTypeName(row.dtype), row.vocab(),
+                     adapters::RowParamsText(row, false), masked,
+                     adapters::RowParamsText(row, true), logits, row.family);
 }
 
 std::string RowFileJson(const RowCase& row) {
@@ -71,16 +68,7 @@ std::string RowFileJson(const RowCase& row) {
   j["dtype"] = DTypeName(row.dtype);
   j["vocab"] = row.vocab();
   j["family"] = row.family;
-  auto scalar = [&](const char* name, float v) {
-    j[name] =
-        std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(fmt::format("{}", v));
-    j[std::string(name) + "_bits"] = std::bit_cast<uint32_t>(v);
-  };
-  scalar("temperature", row.temperature);
-  j["top_k"] = row.top_k;
-  scalar("top_p", row.top_p);
-  scalar("min_p", row.min_p);
-  j["row_id"] = row.row_id;
+  adapters::RowParamsToRowFile(row, &j);
   if (row.dtype == DType::kF32) {
     j["logit_bits"] = row.bits32;
   } else {
@@ -94,11 +82,10 @@ namespace {
 
 using nlohmann::json;
 
-// The fields a row file has (RowFileJson writes them all but "mask" when there is none); any
-// other key is refused, so a misspelt field is never silently absent.
-constexpr const char* kRowFileKeys[] = {
-    "format", "dtype",      "vocab", "family",     "temperature", "temperature_bits", "top_k",
-    "top_p",  "top_p_bits", "min_p", "min_p_bits", "row_id",      "logit_bits",       "mask"};
+// The fields a row file has besides the row's parameters (adapters/row_fields.h), which
+// RowFileJson writes all but "mask" when there is none; any other key is refused, so a misspelt
+// field is never silently absent.
+constexpr const char* kRowFileKeys[] = {"format", "dtype", "vocab", "family", "logit_bits", "mask"};
 
 Error Bad(std::string why) { return Error{ErrorCode::kInvalidArgument, "row file: " + why}; }
 
@@ -123,26 +110,6 @@ std::optional<Error> ReadString(const json& j, const char* name, bool required, 
     return Bad(fmt::format("{} must be a string, not {}", name, results::TypeInWords(j[name])));
   }
   *out = j[name].get<std::string>();
-  return std::nullopt;
-}
-
-// temperature, top_p, min_p: the fp32 bit pattern decides; the decimal beside it, when given,
-// must be that value (a number, or the text "inf" / "-inf" / "nan" for a non-finite one).
-std::optional<Error> ReadScalar(const json& j, const char* name, float* out) {
-  const std::string bits_name = std::string(name) + "_bits";
-  if (!j.contains(bits_name)) return Bad(fmt::format("{} is missing", bits_name));
-  uint64_t bits = 0;
-  if (auto e = ReadUnsigned(j[bits_name], bits_name, UINT32_MAX, &bits)) return e;
-  *out = std::bit_cast<float>(static_cast<uint32_t>(bits));
-  if (!j.contains(name)) return std::nullopt;
-  const json& said = j[name];
-  const bool agrees = said.is_number() ? (said.get<float>() == *out ||
-                                          (std::isnan(said.get<float>()) && std::isnan(*out)))
-                                       : said.is_string() && !std::isfinite(*out) &&
-                                             said.get<std::string>() == fmt::format("{}", *out);
-  if (!agrees) {
-    return Bad(fmt::format("{} is {} but {} says {}", name, said.dump(), bits_name, *out));
-  }
   return std::nullopt;
 }
 
@@ -191,7 +158,8 @@ Expected<RowCase> RowCaseFromRowFile(const std::string& text) {
   if (!j.is_object()) return Bad("not a JSON object");
   for (const auto& [key, value] : j.items()) {
     if (std::find(std::begin(kRowFileKeys), std::end(kRowFileKeys), key) ==
-        std::end(kRowFileKeys)) {
+            std::end(kRowFileKeys) &&
+        !adapters::IsRowFileKey(key)) {
       return Bad(fmt::format("unknown field \"{}\"", key));
     }
   }
@@ -220,19 +188,7 @@ Expected<RowCase> RowCaseFromRowFile(const std::string& text) {
     }
   }
   if (auto e = ReadMask(j, &row)) return *e;
-  for (auto [name, out] : {std::pair{"temperature", &row.temperature},
-                           std::pair{"top_p", &row.top_p}, std::pair{"min_p", &row.min_p}}) {
-    if (auto e = ReadScalar(j, name, out)) return *e;
-  }
-  if (!j.contains("top_k")) return Bad("top_k is missing");
-  const std::optional<int64_t> top_k = results::ExactSigned(j["top_k"]);
-  if (!top_k) {
-    return Bad(
-        fmt::format("top_k must be a 64-bit integer, not {}", results::TypeInWords(j["top_k"])));
-  }
-  row.top_k = *top_k;
-  if (!j.contains("row_id")) return Bad("row_id is missing");
-  if (auto e = ReadUnsigned(j["row_id"], "row_id", UINT64_MAX, &row.row_id)) return *e;
+  if (auto e = adapters::RowParamsFromRowFile(j, &row)) return *e;
   return row;
 }
 

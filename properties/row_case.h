@@ -13,17 +13,13 @@
 
 namespace sampcert::properties {
 
-struct RowCase {
+// Its parameters (temperature, top_k, ...) are RowParams' (adapters/row_fields.h lists them).
+struct RowCase : RowParams {
   DType dtype = DType::kF32;
   std::vector<uint32_t> bits32;  // f32 logits
   std::vector<uint16_t> bits16;  // f16 / bf16 logits
   std::vector<uint8_t> mask;     // empty: no mask
-  float temperature = 1.0f;
-  int64_t top_k = 0;
-  float top_p = 1.0f;
-  float min_p = 0.0f;
-  uint64_t row_id = 0;
-  std::string family;  // the generator family, e.g. "overflow_after_scaling"
+  std::string family;            // the generator family, e.g. "overflow_after_scaling"
 
   std::size_t vocab() const { return dtype == DType::kF32 ? bits32.size() : bits16.size(); }
   RowView view() const;

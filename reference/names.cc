@@ -27,6 +27,7 @@ std::string_view ErrorCodeName(ErrorCode code) {
     case ErrorCode::kVersionMismatch: return "VersionMismatch";
     case ErrorCode::kOutOfMemory: return "OutOfMemory";
     case ErrorCode::kInvalidDraft: return "InvalidDraft";
+    case ErrorCode::kInvalidPenalty: return "InvalidPenalty";
   }
   return "Unknown";
 }
@@ -95,6 +96,8 @@ std::string ValidatePolicies(const Policies& p) {
   if (bad(p.nan_policy)) return unknown("NaN policy", p.nan_policy);
   if (bad(p.determinism)) return unknown("determinism level", p.determinism);
   if (bad(p.accuracy)) return unknown("accuracy class", p.accuracy);
+  if (bad(p.repetition_history)) return unknown("repetition history", p.repetition_history);
+  if (bad(p.additive_history)) return unknown("presence/frequency history", p.additive_history);
   std::array<int, 3> steps{};
   for (TruncationStep s : p.truncation_order) {
     if (bad(s)) return unknown("truncation step", s);

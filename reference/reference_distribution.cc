@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "reference/compensated_sum.h"
+#include "sampcert/penalties.h"
 #include "sampcert/row_validation.h"
 #include "sampcert/tolerance.h"
 
@@ -287,7 +288,8 @@ Expected<ReferenceDistribution> ComputeReference(const RowView& row, const Polic
   const float temp = row.temperature;
 
   const std::size_t vocab = row.vocab;
-  const std::vector<ld> x = DecodeRow(row);
+  std::vector<ld> x = DecodeRow(row);
+  ApplyPenalties(row, pol, x);  // PEN-1: the penalized logits replace x everywhere below
 
   // --- Support (SEM-1). ---
   ReferenceDistribution d;

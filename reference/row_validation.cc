@@ -4,7 +4,11 @@
 
 #include <cmath>
 #include <string>
+#include <type_traits>
 
+// The row's table is header-only data (adapters/row_fields.h), read here so that each field's
+// range is written once.
+#include "adapters/row_fields.h"
 #include "sampcert/reference_distribution.h"
 
 namespace sampcert {
@@ -15,6 +19,45 @@ Error RowError(std::size_t row_index, ErrorCode code, const std::string& what) {
 }
 
 std::string FloatText(float v) { return fmt::format("{}", v); }
+
+// INV-8 (SPEC section 16): the penalty parameters, then each history list.
+Error ValidatePenalties(const RowView& row, std::size_t row_index) {
+  auto bad = [row_index](const std::string& what) {
+    return RowError(row_index, ErrorCode::kInvalidPenalty, what);
+  };
+  const float r = row.repetition_penalty;
+  if (!(r >= 0.0f) || std::isinf(r)) {
+    return bad(fmt::format("repetition_penalty is {} (must be finite and > 0; 1 or 0 turns it off)",
+                           FloatText(r)));
+  }
+  if (!std::isfinite(row.presence_penalty)) {
+    return bad(fmt::format("presence_penalty is {} (must be finite; 0 turns it off)",
+                           FloatText(row.presence_penalty)));
+  }
+  if (!std::isfinite(row.frequency_penalty)) {
+    return bad(fmt::format("frequency_penalty is {} (must be finite; 0 turns it off)",
+                           FloatText(row.frequency_penalty)));
+  }
+  const struct {
+    const char* name;
+    const int64_t* ids;
+    std::size_t n;
+  } lists[] = {{"prompt_tokens", row.prompt_tokens, row.num_prompt_tokens},
+               {"output_tokens", row.output_tokens, row.num_output_tokens}};
+  for (const auto& list : lists) {
+    if (list.n > 0 && list.ids == nullptr) {
+      return bad(fmt::format("{} is null with {} tokens", list.name, list.n));
+    }
+    for (std::size_t j = 0; j < list.n; ++j) {
+      const int64_t id = list.ids[j];
+      if (id < 0 || static_cast<uint64_t>(id) >= row.vocab) {
+        return bad(fmt::format("{}[{}] is {} (must be a token id in [0, {}))", list.name, j, id,
+                               row.vocab));
+      }
+    }
+  }
+  return Error{};
+}
 
 }  // namespace
 
@@ -31,31 +74,19 @@ Error ValidateRowParameters(const RowView& row, const Policies& pol, std::size_t
     return RowError(row_index, ErrorCode::kEmptyVocab,
                     row.vocab == 0 ? "vocabulary size is 0" : "logits buffer is null");
   }
-  const float temp = row.temperature;
-  if (std::isnan(temp)) {
-    return RowError(row_index, ErrorCode::kInvalidTemperature,
-                    "temperature is NaN (must be a finite number >= 0)");
+  // The row's fields, in their table's order (SPEC section 5's): each in its range.
+  for (const adapters::RowField& f : adapters::kRowFields) {
+    if (adapters::InRange(f, row)) continue;
+    const std::string value = adapters::VisitRowField(f, row, [](const auto& v) {
+      if constexpr (std::is_same_v<std::remove_cvref_t<decltype(v)>, float>) {
+        if (std::isnan(v)) return std::string("NaN");
+      }
+      return fmt::format("{}", v);
+    });
+    return RowError(row_index, f.invalid,
+                    fmt::format("{} is {} ({})", f.name, value, f.requirement));
   }
-  if (temp < 0.0f || std::isinf(temp)) {
-    return RowError(
-        row_index, ErrorCode::kInvalidTemperature,
-        fmt::format("temperature is {} (must be a finite number >= 0)", FloatText(temp)));
-  }
-  if (row.top_k < 0) {
-    return RowError(row_index, ErrorCode::kInvalidTopK,
-                    fmt::format("top_k is {} (must be >= 0; 0 turns it off)", row.top_k));
-  }
-  if (!(row.top_p > 0.0f && row.top_p <= 1.0f)) {
-    return RowError(
-        row_index, ErrorCode::kInvalidTopP,
-        fmt::format("top_p is {} (must be in (0, 1]; 1 turns it off)", FloatText(row.top_p)));
-  }
-  if (!(row.min_p >= 0.0f && row.min_p < 1.0f)) {
-    return RowError(
-        row_index, ErrorCode::kInvalidMinP,
-        fmt::format("min_p is {} (must be in [0, 1); 0 turns it off)", FloatText(row.min_p)));
-  }
-  return Error{};
+  return ValidatePenalties(row, row_index);
 }
 
 Error ValidateRow(const RowView& row, const Policies& pol, std::size_t row_index) {

@@ -11,6 +11,7 @@
 #include <map>
 #include <numeric>
 #include <tuple>
+#include <type_traits>
 
 #include "adapters/abi_conversions.h"
 #include "adapters/builtin_adapter.h"
@@ -24,6 +25,40 @@ namespace {
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kLog2E = 1.44269504088896341f;
 
+// count_H(i) over the history a rule sees (PEN-IN-1). The ids are valid (INV-8 checked).
+std::vector<uint32_t> Counts(const RowView& row, PenaltyHistory scope) {
+  std::vector<uint32_t> count(row.vocab, 0);
+  if (scope == PenaltyHistory::kPromptAndOutput) {
+    for (std::size_t j = 0; j < row.num_prompt_tokens; ++j) {
+      ++count[static_cast<std::size_t>(row.prompt_tokens[j])];
+    }
+  }
+  for (std::size_t j = 0; j < row.num_output_tokens; ++j) {
+    ++count[static_cast<std::size_t>(row.output_tokens[j])];
+  }
+  return count;
+}
+
+// PEN-2 then PEN-3 on x, in double: the repetition rule once per seen token with the sign rule,
+// then x - alpha * count - beta. Infinities stay (PEN-4).
+void Penalize(const RowView& row, const Policies& pol, std::vector<double>& x) {
+  const double r = row.repetition_penalty;
+  if (r != 1.0 && r != 0.0) {
+    const std::vector<uint32_t> count = Counts(row, pol.repetition_history);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      if (count[i] > 0 && std::isfinite(x[i])) x[i] = x[i] > 0 ? x[i] / r : x[i] * r;
+    }
+  }
+  if (row.presence_penalty != 0.0f || row.frequency_penalty != 0.0f) {
+    const std::vector<uint32_t> count = Counts(row, pol.additive_history);
+    const double alpha = row.frequency_penalty;
+    const double beta = row.presence_penalty;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      if (count[i] > 0 && std::isfinite(x[i])) x[i] = x[i] - alpha * count[i] - beta;
+    }
+  }
+}
+
 }  // namespace
 
 Policies StableCpuSampler::DeclaredPolicies() {
@@ -34,6 +69,8 @@ Policies StableCpuSampler::DeclaredPolicies() {
   p.nan_policy = NanPolicy::kError;
   p.determinism = Determinism::kCrossDevice;
   p.accuracy = AccuracyClass::kF32;
+  p.repetition_history = PenaltyHistory::kPromptAndOutput;  // vLLM's conventions
+  p.additive_history = PenaltyHistory::kOutputOnly;
   return p;
 }
 
@@ -76,6 +113,11 @@ Error StableCpuSampler::Prepare(const sampcert_batch& batch, std::size_t r) {
     return e;
   }
 
+  if (row.HasPenalties()) {
+    PreparePenalized(row, x);
+    return Error{};
+  }
+
   // 3. Weights. Limits (SEM-3, SEM-4): 1 on the winners. Truncation with keep-all ties leaves
   //    the winners alone (they tie with the maximum), so it is skipped there.
   w_.resize(v);
@@ -114,18 +156,47 @@ Error StableCpuSampler::Prepare(const sampcert_batch& batch, std::size_t r) {
   return Error{};
 }
 
-void StableCpuSampler::TopK(const float* x, int64_t k) {
+void StableCpuSampler::PreparePenalized(const RowView& row, const float* x) {
+  const std::size_t v = row.vocab;
+  xd_.assign(x, x + v);
+  Penalize(row, DeclaredPolicies(), xd_);
+  double m = -std::numeric_limits<double>::infinity();
+  for (double e : xd_) m = std::max(m, e);  // no NaN here: the row was validated
+  w_.resize(v);
+  const double t = row.temperature;
+  if (t == 0.0 || std::isinf(m)) {
+    for (std::size_t i = 0; i < v; ++i) w_[i] = xd_[i] == m ? 1.0f : 0.0f;
+    SumBlocks();  // the limits: keep-all truncation leaves the winners alone
+    return;
+  }
+  for (std::size_t i = 0; i < v; ++i) w_[i] = static_cast<float>(std::exp((xd_[i] - m) / t));
+  if (row.top_k > 0 && static_cast<std::size_t>(row.top_k) < v) TopK(xd_.data(), row.top_k);
+  if (row.top_p < 1.0f) TopP(xd_.data(), row.top_p);
+  if (row.min_p > 0.0f) MinP(row.min_p);
+  SumBlocks();
+}
+
+template <typename V>
+void StableCpuSampler::TopK(const V* x, int64_t k) {
   const std::size_t v = w_.size();
-  scratch_values_.assign(x, x + v);
-  const auto kth_pos = scratch_values_.begin() + static_cast<std::ptrdiff_t>(k - 1);
-  std::nth_element(scratch_values_.begin(), kth_pos, scratch_values_.end(), std::greater<float>());
-  const float kth = *kth_pos;  // -inf when the support has fewer than k tokens: keeps all
+  std::vector<V>& values = [this]() -> std::vector<V>& {
+    if constexpr (std::is_same_v<V, float>) {
+      return scratch_values_;
+    } else {
+      return scratch_values_d_;
+    }
+  }();
+  values.assign(x, x + v);
+  const auto kth_pos = values.begin() + static_cast<std::ptrdiff_t>(k - 1);
+  std::nth_element(values.begin(), kth_pos, values.end(), std::greater<V>());
+  const V kth = *kth_pos;  // -inf when the support has fewer than k tokens: keeps all
   for (std::size_t i = 0; i < v; ++i) {
     if (x[i] < kth) w_[i] = 0.0f;  // keep-all: every token tied with the k-th stays
   }
 }
 
-void StableCpuSampler::TopP(const float* x, float p) {
+template <typename V>
+void StableCpuSampler::TopP(const V* x, float p) {
   const std::size_t v = w_.size();
   scratch_index_.clear();
   double z = 0;
@@ -143,7 +214,7 @@ void StableCpuSampler::TopP(const float* x, float p) {
   double before = 0;
   std::size_t j = 0;
   while (j < scratch_index_.size() && before < target) before += w_[scratch_index_[j++]];
-  const float last = x[scratch_index_[j - 1]];
+  const V last = x[scratch_index_[j - 1]];
   while (j < scratch_index_.size() && x[scratch_index_[j]] == last) ++j;
   for (; j < scratch_index_.size(); ++j) w_[scratch_index_[j]] = 0.0f;
 }
@@ -226,8 +297,10 @@ int64_t StableCpuSampler::Cdf::Token(double u) const {
 Error StableCpuSampler::ChainTargets(const sampcert_chain_batch& batch, VerifyTargets* out) {
   const std::size_t v = static_cast<std::size_t>(batch.vocab);
   const sampcert_row* const* draft_rows = adapters::ChainDraftRows(batch);
+  // A row's identity: its buffers and parameters, the history's included (SPEC section 16).
   using Key =
-      std::tuple<int32_t, const void*, const uint8_t*, uint32_t, uint32_t, uint32_t, int64_t>;
+      std::tuple<int32_t, const void*, const uint8_t*, uint32_t, uint32_t, uint32_t, int64_t,
+                 const int64_t*, const int64_t*, uint64_t, uint64_t, uint32_t, uint32_t, uint32_t>;
   std::map<Key, const Target*> memo;
   // Per position, the key of the previous chain's row there (targets, then drafts).
   std::vector<Key> last_keys;
@@ -241,7 +314,14 @@ Error StableCpuSampler::ChainTargets(const sampcert_chain_batch& batch, VerifyTa
                   std::bit_cast<uint32_t>(row.temperature),
                   std::bit_cast<uint32_t>(row.top_p),
                   std::bit_cast<uint32_t>(row.min_p),
-                  row.top_k};
+                  row.top_k,
+                  row.prompt_tokens,
+                  row.output_tokens,
+                  row.num_prompt_tokens,
+                  row.num_output_tokens,
+                  std::bit_cast<uint32_t>(row.repetition_penalty),
+                  std::bit_cast<uint32_t>(row.presence_penalty),
+                  std::bit_cast<uint32_t>(row.frequency_penalty)};
     if (last_keys.size() <= slot) {
       last_keys.resize(slot + 1);
       last_rows.resize(slot + 1, nullptr);

@@ -18,6 +18,7 @@
 
 #include "sampcert/error.h"
 #include "sampcert/policies.h"
+#include "sampcert/row.h"
 #include "sampcert/sampler_abi.h"
 
 namespace sampcert::impls {
@@ -28,7 +29,7 @@ class StableCpuSampler {
       SAMPCERT_CAP_F32 | SAMPCERT_CAP_F16 | SAMPCERT_CAP_BF16 | SAMPCERT_CAP_MASK |
       SAMPCERT_CAP_TOP_K | SAMPCERT_CAP_TOP_P | SAMPCERT_CAP_MIN_P | SAMPCERT_CAP_TEMPERATURE_ZERO |
       SAMPCERT_CAP_PROBABILITIES | SAMPCERT_CAP_BATCH | SAMPCERT_CAP_VERIFY |
-      SAMPCERT_CAP_VERIFY_DRAFT_LOGITS | SAMPCERT_CAP_VERIFY_ACCEPTANCE;
+      SAMPCERT_CAP_VERIFY_DRAFT_LOGITS | SAMPCERT_CAP_VERIFY_ACCEPTANCE | SAMPCERT_CAP_PENALTIES;
   static constexpr std::size_t kBlock = 256;  // elements per block sum
   static void Describe(sampcert_sampler_info* info);
   static Policies DeclaredPolicies();
@@ -84,8 +85,15 @@ class StableCpuSampler {
   // Computes the kept weights of row r into w_ (0 for every token not drawn), their block sums
   // and prefix, and total_.
   Error Prepare(const sampcert_batch& batch, std::size_t r);
-  void TopK(const float* x, int64_t k);
-  void TopP(const float* x, float p);
+  // Prepare for a row with a penalty on (SPEC section 16): the penalized logits in double
+  // (PEN-5; an f32 logit divided by r < 1 may exceed FLT_MAX), then weights and truncation on
+  // them. `x` is the row's f32 logits, masked tokens at -inf.
+  void PreparePenalized(const RowView& row, const float* x);
+  // Truncation on the logits x (float, or the penalized doubles), keep-all ties.
+  template <typename V>
+  void TopK(const V* x, int64_t k);
+  template <typename V>
+  void TopP(const V* x, float p);
   void MinP(float min_p);
   void SumBlocks();     // block sums of w_, then FinishBlocks()
   void FinishBlocks();  // block sums in block_prefix_[1..] -> prefix, total_, last_positive_
@@ -96,6 +104,8 @@ class StableCpuSampler {
   std::vector<float> w_;
   std::vector<double> block_prefix_;  // block_prefix_[b] = sum of blocks before b
   std::vector<float> scratch_values_;
+  std::vector<double> xd_;  // the penalized logits
+  std::vector<double> scratch_values_d_;
   std::vector<uint32_t> scratch_index_;
   double total_ = 0;
   int64_t last_positive_ = -1;

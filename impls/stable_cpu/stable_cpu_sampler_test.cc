@@ -222,5 +222,113 @@ TEST_F(StableCpu, InvalidInputGivesTheReferenceError) {
   EXPECT_NE(got.error().message.find("row 2:"), std::string::npos) << got.error().message;
 }
 
+// ---- The penalties (SPEC section 16) ----
+
+std::vector<TestRow> PenalizedRows() {
+  const float fmax = std::numeric_limits<float>::max();
+  std::vector<TestRow> rows;
+  // The sign rule on both signs, a token seen three times (once for the repetition rule).
+  rows.push_back(TestRow({2.0f, -1.5f, 0.7f, -0.2f, 1.9f})
+                     .History({0}, {1, 1, 1, 3})
+                     .Penalties(1.8f, 0.0f, 0.0f));
+  // Presence and frequency, output only: the prompt's token 4 untouched.
+  rows.push_back(TestRow({2.0f, -1.5f, 0.7f, -0.2f, 1.9f})
+                     .History({4, 4}, {0, 2, 2})
+                     .Penalties(1.0f, 0.6f, 0.35f));
+  // All three, negative additive penalties (a bonus), f16 and bf16 logits, a temperature.
+  rows.push_back(TestRow({3.5f, -2.0f, 1.0f, 0.0f, 2.5f}, DType::kF16)
+                     .T(0.6f)
+                     .History({0, 1}, {2, 3, 3})
+                     .Penalties(1.3f, -0.5f, 0.25f));
+  rows.push_back(TestRow({3.5f, -2.0f, 1.0f, 0.0f, 2.5f}, DType::kBF16)
+                     .T(1.7f)
+                     .History({}, {0, 0, 4})
+                     .Penalties(0.8f, 0.5f, -0.125f));
+  // Truncation on the penalized logits: top-k and top-p see x', not x.
+  rows.push_back(TestRow({5, 4, 3, 2, 1, 0}).TopK(2).History({}, {0}).Penalties(1.0f, 1.5f, 0));
+  rows.push_back(TestRow({0.1f, 2.3f, -1.7f, 0.9f, 1.4f})
+                     .T(0.8f)
+                     .TopP(0.7f)
+                     .History({1}, {4})
+                     .Penalties(1.5f, 0.1f, 0.1f));
+  // Greedy on the penalized logits; a +inf token stays +inf; masked tokens stay masked.
+  rows.push_back(TestRow({3, 2.9f, 1, 0}).T(0.0f).History({}, {0}).Penalties(1.1f, 0, 0));
+  rows.push_back(TestRow({1, kInf, 3, kInf}).History({1}, {1}).Penalties(2, 1, 1));
+  rows.push_back(
+      TestRow({9, -3, 100, 7}).Mask({1, 1, 0, 1}).History({2}, {2, 0}).Penalties(1.2f, 0.5f, 0.5f));
+  // PEN-4's overflow: f32 logits near FLT_MAX divided by r = 0.5 exceed FLT_MAX exactly.
+  rows.push_back(
+      TestRow({fmax, 0.9f * fmax, 1.0f}).T(1e38f).History({}, {0, 1}).Penalties(0.5f, 0, 0));
+  // A wide vocabulary with a long history.
+  std::vector<float> wide(3000);
+  std::vector<int64_t> seen;
+  for (std::size_t i = 0; i < wide.size(); ++i) wide[i] = std::sin(0.37f * static_cast<float>(i));
+  for (int64_t i = 0; i < 900; ++i) seen.push_back((i * 7919) % 3000);
+  rows.push_back(TestRow(wide).T(0.3f).History({1, 2, 3}, seen).Penalties(1.2f, 0.3f, 0.1f));
+  return rows;
+}
+
+TEST_F(StableCpu, PenalizedRowsWithinTolerance) {
+  double worst = 0;
+  for (const TestRow& row : PenalizedRows()) {
+    const properties::ProbabilityCheck c = Check(row);
+    EXPECT_TRUE(c.ok) << c.property << ": " << c.failure;
+    worst = std::max(worst, c.worst_ratio);
+  }
+  std::printf("[stable_cpu] penalized rows: worst error / allowed = %.3g\n", worst);
+}
+
+TEST_F(StableCpu, PenalizedRandomRowsWithinTolerance) {
+  std::mt19937_64 rng(20261205);
+  double worst = 0;
+  for (int n = 0; n < 60; ++n) {
+    const std::size_t v = 1 + rng() % 700;
+    std::normal_distribution<float> normal(0.0f, 4.0f);
+    std::vector<float> logits(v);
+    for (float& f : logits) f = normal(rng);
+    std::vector<int64_t> prompt(rng() % 20), output(rng() % 40);
+    for (int64_t& t : prompt) t = static_cast<int64_t>(rng() % v);
+    for (int64_t& t : output) t = static_cast<int64_t>(rng() % v);
+    TestRow row(logits, static_cast<DType>(rng() % 3));
+    row.T(std::uniform_real_distribution<float>(0.05f, 3.0f)(rng)).History(prompt, output);
+    row.Penalties(std::uniform_real_distribution<float>(0.5f, 2.0f)(rng),
+                  std::uniform_real_distribution<float>(-2.0f, 2.0f)(rng),
+                  std::uniform_real_distribution<float>(-2.0f, 2.0f)(rng));
+    if (rng() % 3 == 0) row.TopK(static_cast<int64_t>(1 + rng() % v));
+    if (rng() % 3 == 0) row.TopP(std::uniform_real_distribution<float>(0.05f, 0.99f)(rng));
+    const properties::ProbabilityCheck c = Check(row);
+    EXPECT_TRUE(c.ok) << "row " << n << " V=" << v << " " << c.property << ": " << c.failure;
+    worst = std::max(worst, c.worst_ratio);
+  }
+  std::printf("[stable_cpu] random penalized rows: worst error / allowed = %.3g\n", worst);
+}
+
+TEST_F(StableCpu, PenaltiesOffChangeNothingBitForBit) {
+  // PEN-4: with r = 1 (or 0) and alpha = beta = 0 the history is not read at all.
+  for (const TestRow& base : ExtremeRows()) {
+    TestRow with = base;
+    with.History({0, 0}, {0}).Penalties(0.0f, 0.0f, 0.0f);
+    auto a = sampler_->Probabilities(One(base));
+    auto b = sampler_->Probabilities(One(with));
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(*a, *b);
+  }
+}
+
+TEST_F(StableCpu, InvalidPenaltiesGiveTheReferenceError) {
+  const std::vector<TestRow> rows = {
+      TestRow({1, 2}).Penalties(-1.0f, 0, 0),
+      TestRow({1, 2}).Penalties(1, std::numeric_limits<float>::quiet_NaN(), 0),
+      TestRow({1, 2}).History({}, {2}).Penalties(1.2f, 0, 0),
+  };
+  for (const TestRow& row : rows) {
+    const Error want = ValidateRow(row.view(), StableCpuSampler::DeclaredPolicies(), 0);
+    auto got = sampler_->Sample(One(row), 1, 0, 1);
+    ASSERT_FALSE(got.ok());
+    EXPECT_EQ(got.error().code, ErrorCode::kInvalidPenalty);
+    EXPECT_EQ(got.error().message, want.message);
+  }
+}
+
 }  // namespace
 }  // namespace sampcert::impls

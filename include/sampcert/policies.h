@@ -70,6 +70,11 @@ enum class VerifyScheme : int32_t { kExact = 0, kTypical = 1, kLenient = 2 };
 template <>
 inline constexpr int32_t kValueCount<VerifyScheme> = 3;
 
+// PEN-POL-1 (ABI MINOR 4): which history a penalty rule sees (SPEC section 16).
+enum class PenaltyHistory : int32_t { kPromptAndOutput = 0, kOutputOnly = 1 };
+template <>
+inline constexpr int32_t kValueCount<PenaltyHistory> = 2;
+
 struct Policies {
   GreedyTieBreak greedy_tie_break = GreedyTieBreak::kUniform;
   TieRule tie_rule = TieRule::kKeepAll;
@@ -101,6 +106,10 @@ struct Policies {
   VerifyScheme verify_scheme = VerifyScheme::kExact;
   float verify_threshold = 0.0f;
   float verify_alpha = 0.0f;
+  // PEN-POL-1 (ABI MINOR 4): the history the repetition rule sees (vLLM, HF, llama.cpp: prompt
+  // and output) and the one presence and frequency see (vLLM, OpenAI: output only).
+  PenaltyHistory repetition_history = PenaltyHistory::kPromptAndOutput;
+  PenaltyHistory additive_history = PenaltyHistory::kOutputOnly;
 };
 
 // Returns an empty string when the policies are well formed, else what is wrong with them

@@ -16,9 +16,10 @@ namespace sampcert {
 // range. Reads every logit (NaN and support checks): O(V).
 Error ValidateRow(const RowView& row, const Policies& policies, std::size_t row_index);
 
-// The O(1) part of ValidateRow: everything but the logits (policies, dtype, vocabulary size,
-// temperature, top_k, top_p, min_p). A fast sampler runs this first and, only when its own
-// pass over the logits meets a NaN or an empty support, ValidateRow for the exact message.
+// The part of ValidateRow that does not read the logits (policies, dtype, vocabulary size,
+// temperature, top_k, top_p, min_p, the penalties and the history's ids: O(history)). A fast
+// sampler runs this first and, only when its own pass over the logits meets a NaN or an empty
+// support, ValidateRow for the exact message.
 Error ValidateRowParameters(const RowView& row, const Policies& policies, std::size_t row_index);
 
 }  // namespace sampcert

@@ -49,7 +49,16 @@ extern "C" {
  * acceptance probabilities as an output (out_acceptance; SAMPCERT_CAP_VERIFY_ACCEPTANCE); and to
  * sampcert_sampler_info: a lossy acceptance scheme, declared with its parameters (verify_scheme,
  * verify_threshold, verify_alpha; SAMPCERT_VERIFY_*, SPEC VER-DEV-1). */
-#define SAMPCERT_ABI_VERSION_MINOR 3u
+/* MINOR 4 appended to sampcert_row: the token history and its penalties (prompt_tokens,
+ * output_tokens, repetition_penalty, presence_penalty, frequency_penalty; SPEC section 16) with
+ * SAMPCERT_CAP_PENALTIES and SAMPCERT_STATUS_INVALID_PENALTY; and to sampcert_sampler_info: the
+ * history each penalty rule sees (repetition_history, additive_history; SAMPCERT_HISTORY_*).
+ * sampcert_batch.rows is an array, so a row's size is its stride: a host passes a plug-in of
+ * MINOR 0..3 its rows at the MINOR 3 layout (struct_size 56, the array's stride), which is what
+ * such a plug-in indexes them by, and a row with a penalty on to such a plug-in is
+ * SAMPCERT_STATUS_UNSUPPORTED at the host. A MINOR 4 plug-in refuses rows whose struct_size is
+ * smaller than its own (an older host's) with SAMPCERT_STATUS_INVALID_ARGUMENT. */
+#define SAMPCERT_ABI_VERSION_MINOR 4u
 
 #if defined(_WIN32)
 #define SAMPCERT_EXPORT __declspec(dllexport)
@@ -72,7 +81,8 @@ extern "C" {
 #define SAMPCERT_STATUS_UNSUPPORTED 11        /* a capability the sampler did not declare */
 #define SAMPCERT_STATUS_VERSION_MISMATCH 12   /* host and plug-in MAJOR differ */
 #define SAMPCERT_STATUS_OUT_OF_MEMORY 13
-#define SAMPCERT_STATUS_INVALID_DRAFT 14 /* MINOR 2, VER-INV-1: a draft that is no distribution */
+#define SAMPCERT_STATUS_INVALID_DRAFT 14   /* MINOR 2, VER-INV-1: a draft that is no distribution */
+#define SAMPCERT_STATUS_INVALID_PENALTY 15 /* MINOR 4, INV-8: a penalty or history id */
 
 /* ---- Dtypes (SPEC IN-1). Logits are bit patterns: uint32_t for F32, uint16_t otherwise. ---- */
 #define SAMPCERT_DTYPE_F32 0
@@ -95,6 +105,8 @@ extern "C" {
 #define SAMPCERT_CAP_VERIFY_DRAFT_LOGITS (1u << 11)
 /* MINOR 3: verify writes the acceptance probabilities (sampcert_chain_batch.out_acceptance). */
 #define SAMPCERT_CAP_VERIFY_ACCEPTANCE (1u << 12)
+/* MINOR 4: the sampler reads the rows' history and applies the three penalties (PEN-CAP-1). */
+#define SAMPCERT_CAP_PENALTIES (1u << 13)
 
 /* ---- Policies (SPEC section 4); values equal the C++ enums of sampcert/policies.h. ---- */
 #define SAMPCERT_GREEDY_UNIFORM 0
@@ -134,6 +146,9 @@ extern "C" {
  * min(1, p_j(d_j) / (verify_threshold * q_j(d_j))), lenience verify_threshold in (0, 1) (1 is
  * exact). Lossy. */
 #define SAMPCERT_VERIFY_LENIENT 2
+/* MINOR 4: the history a penalty rule sees (repetition_history, additive_history; PEN-POL-1). */
+#define SAMPCERT_HISTORY_PROMPT_AND_OUTPUT 0
+#define SAMPCERT_HISTORY_OUTPUT_ONLY 1
 
 #define SAMPCERT_ERROR_MESSAGE_CAPACITY 1024
 
@@ -184,6 +199,9 @@ typedef struct sampcert_sampler_info {
   float verify_threshold; /* typical: the posterior threshold epsilon; lenient: the lenience */
   float verify_alpha;     /* typical: the posterior alpha delta; otherwise 0 */
   int32_t reserved1;
+  /* ---- MINOR 4 (read only where struct_size covers them; absent reads as 0). ---- */
+  int32_t repetition_history; /* SAMPCERT_HISTORY_*: what the repetition rule sees (PEN-POL-1) */
+  int32_t additive_history;   /* SAMPCERT_HISTORY_*: what presence and frequency see */
 } sampcert_sampler_info;
 
 /* One row (SPEC section 2). Filled by the caller. */
@@ -200,6 +218,20 @@ typedef struct sampcert_row {
   int32_t reserved0;
   int64_t top_k;   /* >= 0; 0 = off */
   uint64_t row_id; /* keys the row's random stream (DRAW-1); independent of batch position */
+  /* ---- MINOR 4 (SPEC section 16; read only where struct_size covers them, absent: no
+   * history, no penalty). Only to a sampler declaring SAMPCERT_CAP_PENALTIES. ---- */
+  /* num_prompt_tokens ids in [0, vocab) (NULL when 0): the prompt's tokens. Owned by the
+   * caller, valid during the call. */
+  const int64_t* prompt_tokens;
+  /* num_output_tokens ids in [0, vocab) (NULL when 0): the tokens generated so far, in order.
+   * Owned by the caller, valid during the call. */
+  const int64_t* output_tokens;
+  uint64_t num_prompt_tokens;
+  uint64_t num_output_tokens;
+  float repetition_penalty; /* PEN-2: finite, > 0; 1 = off, and 0 reads as 1 (off) */
+  float presence_penalty;   /* PEN-3 beta: finite; 0 = off */
+  float frequency_penalty;  /* PEN-3 alpha: finite; 0 = off */
+  int32_t reserved1;
 } sampcert_row;
 
 /* A batch of rows sharing dtype and vocabulary size. Filled by the caller. */
@@ -323,6 +355,11 @@ typedef int32_t (*sampcert_get_sampler_api_fn)(uint32_t host_major, uint32_t hos
  * tail padding), so that no older plug-in's struct_size covers them. */
 #define SAMPCERT_SAMPLER_INFO_MINOR3_OFFSET offsetof(sampcert_sampler_info, verify_scheme)
 #define SAMPCERT_ROW_STRUCT_SIZE sizeof(sampcert_row)
+/* A MINOR 0..3 row ends before prompt_tokens (56 bytes): the layout and stride a host gives a
+ * plug-in of those MINORs. */
+#define SAMPCERT_ROW_MINOR3_STRUCT_SIZE offsetof(sampcert_row, prompt_tokens)
+/* Where the MINOR 4 fields of the info struct start. */
+#define SAMPCERT_SAMPLER_INFO_MINOR4_OFFSET offsetof(sampcert_sampler_info, repetition_history)
 #define SAMPCERT_BATCH_STRUCT_SIZE sizeof(sampcert_batch)
 #define SAMPCERT_SAMPLER_API_STRUCT_SIZE sizeof(sampcert_sampler_api)
 /* The table of a MINOR 0 or 1 plug-in ends before verify. */
@@ -354,13 +391,17 @@ SAMPCERT_STATIC_ASSERT(offsetof(sampcert_sampler_info, draw_cost_ns_per_token) =
                        "info layout");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_sampler_info, verify_scheme) == 96, "info layout");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_sampler_info, verify_alpha) == 104, "info layout");
-SAMPCERT_STATIC_ASSERT(sizeof(sampcert_sampler_info) == 112, "info size");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_sampler_info, repetition_history) == 112, "info layout");
+SAMPCERT_STATIC_ASSERT(sizeof(sampcert_sampler_info) == 120, "info size");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, logits) == 8, "row layout");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, mask) == 16, "row layout");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, temperature) == 24, "row layout");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, top_k) == 40, "row layout");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, row_id) == 48, "row layout");
-SAMPCERT_STATIC_ASSERT(sizeof(sampcert_row) == 56, "row size");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, prompt_tokens) == 56, "row layout");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, num_prompt_tokens) == 72, "row layout");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, repetition_penalty) == 88, "row layout");
+SAMPCERT_STATIC_ASSERT(sizeof(sampcert_row) == 104, "row size");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_batch, dtype) == 8, "batch layout");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_batch, vocab) == 16, "batch layout");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_batch, rows) == 32, "batch layout");

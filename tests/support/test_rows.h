@@ -35,6 +35,10 @@ class TestRow {
                                           : static_cast<const void*>(bits16_.data());
     if (null_logits_) v.logits = nullptr;
     v.mask = mask_.empty() ? nullptr : mask_.data();
+    v.prompt_tokens = prompt_.empty() ? nullptr : prompt_.data();
+    v.num_prompt_tokens = prompt_.size();
+    v.output_tokens = output_.empty() ? nullptr : output_.data();
+    v.num_output_tokens = output_.size();
     return v;
   }
   // Malformed rows, for the validation tests.
@@ -66,6 +70,18 @@ class TestRow {
     base_.min_p = p;
     return *this;
   }
+  // The token history and its penalties (SPEC section 16).
+  TestRow& History(std::vector<int64_t> prompt, std::vector<int64_t> output) {
+    prompt_ = std::move(prompt);
+    output_ = std::move(output);
+    return *this;
+  }
+  TestRow& Penalties(float repetition, float presence, float frequency) {
+    base_.repetition_penalty = repetition;
+    base_.presence_penalty = presence;
+    base_.frequency_penalty = frequency;
+    return *this;
+  }
   TestRow& RowId(uint64_t id) {
     base_.row_id = id;
     return *this;
@@ -78,6 +94,8 @@ class TestRow {
   std::vector<uint32_t> bits32_;
   std::vector<uint16_t> bits16_;
   std::vector<uint8_t> mask_;
+  std::vector<int64_t> prompt_;
+  std::vector<int64_t> output_;
   bool null_logits_ = false;
 };
 

@@ -1,0 +1,118 @@
+// ABI MINOR 4 on the host side (SPEC PEN-ABI-1): sampcert_row grew, and rows are an array whose
+// stride is a row's size, so a plug-in of MINOR 3 or older gets its rows at the MINOR 3 layout
+// (56 bytes, struct_size 56) and never a penalized row; a MINOR 4 plug-in gets the history.
+// Fake tables stand in for plug-ins, reading the rows as a plug-in built against each header.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "adapters/sampler.h"
+#include "tests/support/test_rows.h"
+
+namespace sampcert::adapters {
+namespace {
+
+// What the fake saw: per row, its struct_size and row_id read at the fake's own stride, and
+// (MINOR 4) the number of output tokens and the repetition penalty.
+struct Seen {
+  std::size_t struct_size;
+  uint64_t row_id;
+  uint64_t outputs;
+  float repetition;
+};
+std::vector<Seen> g_seen;
+uint32_t g_minor = 3;
+
+int32_t GetInfo(sampcert_sampler_info* info, sampcert_error*) {
+  const size_t size = info->struct_size;
+  std::memset(info, 0, size);
+  info->struct_size = size;
+  info->name = "fake";
+  info->version = "1";
+  info->capabilities = SAMPCERT_CAP_F32 | SAMPCERT_CAP_BATCH;
+  if (g_minor >= 4) info->capabilities |= SAMPCERT_CAP_PENALTIES;
+  info->truncation_order[1] = SAMPCERT_STEP_TOP_P;
+  info->truncation_order[2] = SAMPCERT_STEP_MIN_P;
+  return SAMPCERT_STATUS_OK;
+}
+int32_t Create(const char*, sampcert_sampler** out, sampcert_error*) {
+  *out = reinterpret_cast<sampcert_sampler*>(new int(0));
+  return SAMPCERT_STATUS_OK;
+}
+void Destroy(sampcert_sampler* s) { delete reinterpret_cast<int*>(s); }
+int32_t Sample(sampcert_sampler*, const sampcert_batch* b, uint64_t, uint64_t, uint64_t draws,
+               int64_t* out, sampcert_error*) {
+  // A MINOR 3 plug-in's sizeof(sampcert_row) is 56: its rows[r] is 56 bytes after rows[r - 1].
+  const std::size_t stride = g_minor >= 4 ? sizeof(sampcert_row) : 56;
+  for (uint64_t r = 0; r < b->num_rows; ++r) {
+    const auto* row =
+        reinterpret_cast<const sampcert_row*>(reinterpret_cast<const char*>(b->rows) + r * stride);
+    Seen s{row->struct_size, row->row_id, 0, 0};
+    if (g_minor >= 4) {
+      s.outputs = row->num_output_tokens;
+      s.repetition = row->repetition_penalty;
+    }
+    g_seen.push_back(s);
+    for (uint64_t j = 0; j < draws; ++j) out[r * draws + j] = 0;
+  }
+  return SAMPCERT_STATUS_OK;
+}
+
+sampcert_sampler_api Api(uint32_t minor) {
+  g_minor = minor;
+  return {SAMPCERT_SAMPLER_API_STRUCT_SIZE,
+          SAMPCERT_ABI_VERSION_MAJOR,
+          minor,
+          GetInfo,
+          Create,
+          Destroy,
+          nullptr,
+          Sample,
+          nullptr};
+}
+
+TEST(AbiMinor4, AMinor3PluginGetsRowsAtItsOwnStride) {
+  const sampcert_sampler_api api = Api(3);
+  auto s = Sampler::Open(&api, nullptr);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  testing_support::TestRow a({1, 2}), b({3, 4}), c({5, 6});
+  a.RowId(11);
+  b.RowId(22).History({0}, {1});  // a history with every penalty off: nothing to pass on
+  c.RowId(33);
+  g_seen.clear();
+  ASSERT_TRUE((*s)->Sample(Batch{DType::kF32, 2, {a.view(), b.view(), c.view()}}, 1, 0, 1).ok());
+  ASSERT_EQ(g_seen.size(), 3u);
+  for (std::size_t r = 0; r < 3; ++r) {
+    EXPECT_EQ(g_seen[r].struct_size, 56u) << r;
+    EXPECT_EQ(g_seen[r].row_id, 11u * (r + 1)) << r;
+  }
+  EXPECT_TRUE((*s)->abi_violations().empty());
+  // A penalized row cannot reach it: NotSupported at the host, and no call.
+  c.Penalties(1.2f, 0, 0).History({}, {0});
+  g_seen.clear();
+  auto got = (*s)->Sample(Batch{DType::kF32, 2, {a.view(), c.view()}}, 1, 0, 1);
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.error().code, ErrorCode::kUnsupported);
+  EXPECT_TRUE(g_seen.empty());
+}
+
+TEST(AbiMinor4, AMinor4PluginGetsTheHistory) {
+  const sampcert_sampler_api api = Api(4);
+  auto s = Sampler::Open(&api, nullptr);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  testing_support::TestRow a({1, 2}), b({3, 4});
+  a.RowId(11);
+  b.RowId(22).History({0}, {1, 1, 0}).Penalties(1.5f, 0.25f, 0);
+  g_seen.clear();
+  ASSERT_TRUE((*s)->Sample(Batch{DType::kF32, 2, {a.view(), b.view()}}, 1, 0, 1).ok());
+  ASSERT_EQ(g_seen.size(), 2u);
+  EXPECT_EQ(g_seen[0].struct_size, sizeof(sampcert_row));
+  EXPECT_EQ(g_seen[1].row_id, 22u);
+  EXPECT_EQ(g_seen[1].outputs, 3u);
+  EXPECT_EQ(g_seen[1].repetition, 1.5f);
+  EXPECT_EQ(g_seen[0].repetition, 1.0f);
+}
+
+}  // namespace
+}  // namespace sampcert::adapters

@@ -1,0 +1,155 @@
+// Every field of the row (adapters/row_fields.h), at values that are not its default (NaN
+// payloads, -0, infinities, integer extremes), through every encoding a row has, in a chain:
+// row file -> RowCase -> the ABI row -> the host's view -> the exec protocol's bytes -> the
+// report's input text. A field an encoding drops or garbles fails here by name.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "adapters/abi_conversions.h"
+#include "adapters/exec_protocol.h"
+#include "adapters/row_fields.h"
+#include "properties/row_case.h"
+
+namespace sampcert {
+namespace {
+
+using adapters::RowField;
+using adapters::RowFields;
+using adapters::VisitRowField;
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// The field's value in `p` equals `want`'s, bit for bit.
+bool SameField(const RowField& f, const RowParams& p, const RowParams& want) {
+  return VisitRowField(f, p, [&](const auto& a) {
+    return VisitRowField(f, want, [&](const auto& b) {
+      return sizeof a == sizeof b && std::memcmp(&a, &b, sizeof a) == 0;
+    });
+  });
+}
+
+std::vector<RowParams> Distinctive(const RowField& f) {
+  std::vector<RowParams> out;
+  auto add = [&](auto v) {
+    using T = decltype(v);
+    RowParams p;
+    VisitRowField(f, p, [&](auto& member) {
+      if constexpr (std::is_same_v<std::remove_cvref_t<decltype(member)>, T>) {
+        member = v;
+        out.push_back(p);
+      }
+    });
+  };
+  for (float v : {0.375f, -0.0f, kInf, -kInf, std::numeric_limits<float>::denorm_min(),
+                  std::bit_cast<float>(0x7fc00123u), std::bit_cast<float>(0xffa00001u)}) {
+    add(v);
+  }
+  for (int64_t v : {int64_t{-1}, int64_t{5}, std::numeric_limits<int64_t>::max(),
+                    std::numeric_limits<int64_t>::min()}) {
+    add(v);
+  }
+  for (uint64_t v : {uint64_t{3}, std::numeric_limits<uint64_t>::max()}) add(v);
+  return out;
+}
+
+// The value after "<label>=" in the report's text, parsed back into a copy of `p`'s field.
+RowParams FromText(const RowField& f, const std::string& text) {
+  RowParams out;
+  const std::string label = " " + std::string(f.label) + "=";
+  const std::size_t at = text.find(label);
+  EXPECT_NE(at, std::string::npos) << text;
+  if (at == std::string::npos) return out;
+  const std::string value =
+      text.substr(at + label.size(), text.find(' ', at + 1) - at - label.size());
+  VisitRowField(f, out, [&](auto& member) {
+    using T = std::remove_cvref_t<decltype(member)>;
+    if constexpr (std::is_same_v<T, float>) {
+      member = std::strtof(value.c_str(), nullptr);
+    } else if constexpr (std::is_same_v<T, int64_t>) {
+      member = std::strtoll(value.c_str(), nullptr, 10);
+    } else {
+      member = std::strtoull(value.c_str(), nullptr, 10);
+    }
+  });
+  return out;
+}
+
+bool IsNan(const RowField& f, const RowParams& p) {
+  return VisitRowField(f, p, [](const auto& v) {
+    if constexpr (std::is_same_v<std::remove_cvref_t<decltype(v)>, float>) {
+      return std::isnan(v);
+    } else {
+      return false;
+    }
+  });
+}
+
+TEST(RowRoundTrip, EveryFieldThroughEveryEncoding) {
+  std::size_t checked = 0;
+  for (const RowField& f : RowFields()) {
+    SCOPED_TRACE(std::string(f.name));
+    for (const RowParams& want : Distinctive(f)) {
+      properties::RowCase row;
+      static_cast<RowParams&>(row) = want;
+      row.bits32 = {0x3f800000u, 0xbf800000u, 0x7f800000u};
+      row.mask = {1, 0, 1};
+      row.family = "round_trip";
+
+      // The row file.
+      Expected<properties::RowCase> read = properties::RowCaseFromRowFile(RowFileJson(row));
+      ASSERT_TRUE(read.ok()) << read.error().message;
+      EXPECT_TRUE(SameField(f, *read, want)) << RowFileJson(row);
+      EXPECT_EQ(read->bits32, row.bits32);
+      EXPECT_EQ(read->mask, row.mask);
+
+      // The ABI row the host hands a plug-in, and the view a built-in reads back from it.
+      const RowView view = read->view();
+      sampcert_row abi{};
+      abi.struct_size = SAMPCERT_ROW_STRUCT_SIZE;
+      abi.logits = view.logits;
+      abi.mask = view.mask;
+      adapters::RowParamsToAbi(view, &abi);
+      const sampcert_batch batch{SAMPCERT_BATCH_STRUCT_SIZE, SAMPCERT_DTYPE_F32, 0, 3, 1, &abi};
+      const RowView back = adapters::ToRowView(batch, 0);
+      EXPECT_TRUE(SameField(f, back, want));
+      EXPECT_EQ(back.logits, view.logits);
+      EXPECT_EQ(back.mask, view.mask);
+
+      // The exec protocol's SAMPLE request: its row header, after the message header, the
+      // seed, first draw and draw count, and the batch header.
+      Expected<std::string> message = adapters::exec_protocol::EncodeSampleRequest(batch, 1, 0, 1);
+      ASSERT_TRUE(message.ok()) << message.error().message;
+      const std::size_t at = adapters::exec_protocol::kHeaderBytes + 24 + 24;
+      ASSERT_GE(message->size(), at + adapters::kRowHeaderBytes);
+      uint32_t flags = 0;
+      const RowParams wire = adapters::ReadRowHeader(message->data() + at, &flags);
+      EXPECT_TRUE(SameField(f, wire, want));
+      EXPECT_EQ(flags,
+                adapters::exec_protocol::kRowHasLogits | adapters::exec_protocol::kRowHasMask);
+
+      // The report's input text: the value as written parses back to itself (NaN as a NaN:
+      // the text does not keep a payload, which the row file beside it does).
+      properties::RowCase described = *read;
+      static_cast<RowParams&>(described) = back;
+      const RowParams text = FromText(f, properties::Describe(described));
+      if (IsNan(f, want)) {
+        EXPECT_TRUE(IsNan(f, text)) << properties::Describe(described);
+      } else {
+        EXPECT_TRUE(SameField(f, text, want)) << properties::Describe(described);
+      }
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 2 * RowFields().size());
+}
+
+}  // namespace
+}  // namespace sampcert
