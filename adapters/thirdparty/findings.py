@@ -11,17 +11,21 @@ From a certification's report.json and that file this tool produces, never by ha
                                                     (property, dtype, family) with the reason of
                                                     the finding that explains it; exit 1, naming
                                                     them, when a result has no finding
-    findings.py write BUILD_DIR                     rewrites every expectations file of
-                                                    CERTIFICATIONS and README.md's findings
-                                                    table from the reports of the ctests
-    findings.py check BUILD_DIR                     the same, compared instead of written: exit
+    findings.py write BUILD_DIR [--profiles P,...]  rewrites the expectations file of every
+                                                    certification of CERTIFICATIONS at those
+                                                    profiles (default: quick, ctest's) and
+                                                    README.md's findings table (from the quick
+                                                    runs) from the reports of the ctests
+    findings.py check BUILD_DIR [--profiles P,...]  the same, compared instead of written: exit
                                                     1 on any difference (ctest
                                                     docs.thirdparty_findings)
     findings.py REPORT.json table | summary         a markdown table of a report's failures
                                                     (every cell, or one row per property)
 
-A finding with a "readme" sentence is listed in README.md when the current runs show it; a
-finding no current result matches is not shown. Only the standard library: it reads the
+A finding with a "readme" sentence is listed in README.md when the quick runs show it (with
+their properties, variants and first input), when it explains no result (its probe alone found
+it), or when a checked-in standard-profile expectations file names it (marked so); a finding
+nothing shows is not listed. Only the standard library: it reads the
 report's JSON (reports/report.schema.json).
 """
 import json
@@ -33,22 +37,27 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 
 # The certifications whose expectations come from findings: (report folder under the dev build
-# tree, findings file, expectations file), in README's order. tests/thirdparty_python.cmake
-# and adapters/thirdparty/llama_cpp/CMakeLists.txt register their ctests.
-CERTIFICATIONS = [
-    ("tests/thirdparty/torch", "torch/findings.json", "torch/expectations.json"),
-    ("tests/thirdparty/torch_f16", "torch/findings.json", "torch/expectations_f16.json"),
-    ("tests/thirdparty/torch_bf16", "torch/findings.json", "torch/expectations_bf16.json"),
-    ("tests/thirdparty/transformers", "transformers/findings.json",
-     "transformers/expectations.json"),
-    ("tests/thirdparty/transformers_f16", "transformers/findings.json",
-     "transformers/expectations_f16.json"),
-    ("tests/thirdparty/transformers_bf16", "transformers/findings.json",
-     "transformers/expectations_bf16.json"),
-    ("tests/thirdparty/jax", "jax/findings.json", "jax/expectations.json"),
-    ("tests/thirdparty/jax_bf16", "jax/findings.json", "jax/expectations_bf16.json"),
+# tree, findings file, expectations file, profile), in README's order. tests/thirdparty_python.cmake
+# and adapters/thirdparty/llama_cpp/CMakeLists.txt register their ctests. The quick runs are
+# ctest's (and CI's) and make README's table; the standard runs exist where the build was
+# configured with -DSAMPCERT_THIRDPARTY_STANDARD=ON (`check BUILD_DIR --profiles quick,standard`).
+def _python_runs(profile, suffix):
+    return [(f"tests/thirdparty/{name}.{profile}", f"{library}/findings.json",
+             f"{library}/{expect}{suffix}")
+            for name, library, expect in (
+                ("torch", "torch", "expectations"),
+                ("torch_f16", "torch", "expectations_f16"),
+                ("torch_bf16", "torch", "expectations_bf16"),
+                ("transformers", "transformers", "expectations"),
+                ("transformers_f16", "transformers", "expectations_f16"),
+                ("transformers_bf16", "transformers", "expectations_bf16"))]
+
+
+CERTIFICATIONS = [run + ("quick",) for run in _python_runs("quick", ".json") + [
+    ("tests/thirdparty/jax.quick", "jax/findings.json", "jax/expectations.json"),
+    ("tests/thirdparty/jax_bf16.quick", "jax/findings.json", "jax/expectations_bf16.json"),
     ("thirdparty/llama_cpp/quick", "llama_cpp/findings.json", "llama_cpp/expectations.json"),
-]
+]] + [run + ("standard",) for run in _python_runs("standard", ".standard.json")]
 
 # reports::Severity: a cell shows its most severe status; a known failure outranks a pass.
 WORST = ["NotSupported", "Pass", "Warning", "KnownFailure", "Inconclusive", "Fail", "Timeout",
@@ -171,6 +180,13 @@ def portable(text, build_dir):
     return text.replace(os.path.abspath(build_dir) + "/", "build/dev/").replace(ROOT + "/", "")
 
 
+def standard_reasons():
+    """The reasons of every checked-in standard-profile expectations file, joined."""
+    return "\n".join(e["reason"] for _, _, expect, profile in CERTIFICATIONS
+                     if profile == "standard" and os.path.exists(os.path.join(HERE, expect))
+                     for e in load(os.path.join(HERE, expect))["entries"])
+
+
 def readme_table(runs, build_dir):
     """README's findings table: one row per finding with a readme sentence that the current runs
     show, with the properties it explains, its first minimal input and reproduction."""
@@ -188,16 +204,23 @@ def readme_table(runs, build_dir):
             entry["props"].add(r["property"])
             if sampler not in entry["samplers"]:
                 entry["samplers"].append(sampler)
-    # Findings that no property can show (found and pinned by a probe alone) are always listed.
+    # Findings that no property can show (found and pinned by a probe alone), and those that
+    # only the standard profile's runs show (a reason in a checked-in .standard.json file), are
+    # listed too: their probes run in ctest.
+    standard = standard_reasons()
     for report, findings, _ in runs:
         for f in findings["findings"]:
             key = (findings["library"], f["id"])
-            if not f["explains"] and "readme" in f and key not in seen:
+            if "readme" in f and key not in seen and \
+                    (not f["explains"] or f["mechanism"] in standard):
                 seen[key] = {"finding": f, "props": set(), "first": None, "samplers": []}
     for (library, _), e in seen.items():
         f, r = e["finding"], e["first"]
         if r is None:
-            rows.append(f"| {library} | {cell(f['readme'], 400)} | (none: its probe found it) "
+            where = ("(none: its probe found it)" if not f["explains"] else
+                     "(not in the quick runs: in the standard profile's, pinned in "
+                     "expectations*.standard.json)")
+            rows.append(f"| {library} | {cell(f['readme'], 400)} | {where} "
                         f"| | `{cell(f.get('input', ''), 160)}` | "
                         f"`{cell(f.get('reproduce', ''), 300)}` "
                         f"| {', '.join(f'`{p}`' for p in f['probes'])} |")
@@ -213,10 +236,13 @@ def readme_table(runs, build_dir):
     return "\n".join(head + rows)
 
 
-def regenerate(build_dir):
-    """({path: wanted text}, problems) for every expectations file and README.md."""
+def regenerate(build_dir, profiles=("quick",)):
+    """({path: wanted text}, problems) for the expectations files of the runs of PROFILES and
+    README.md (from the quick runs)."""
     wanted, problems, runs = {}, [], []
-    for folder, findings_file, expect_file in CERTIFICATIONS:
+    for folder, findings_file, expect_file, profile in CERTIFICATIONS:
+        if profile not in profiles:
+            continue
         report_path = os.path.join(build_dir, folder, "report.json")
         findings_path = os.path.join(HERE, findings_file)
         if not os.path.exists(report_path):
@@ -229,7 +255,8 @@ def regenerate(build_dir):
             problems.append(f"{findings_path}: no finding explains {r['property']} {r['dtype']} "
                             f"{r['family']} {r['status']}: {cell(message(r), 200)}")
         wanted[os.path.join(HERE, expect_file)] = json.dumps(exp, indent=2) + "\n"
-        runs.append((report, findings, expect_file))
+        if profile == "quick":
+            runs.append((report, findings, expect_file))
     readme = os.path.join(ROOT, "README.md")
     text = open(readme).read()
     a, b = text.find(README_BEGIN), text.find(README_END)
@@ -270,8 +297,15 @@ def summary_or_table(report, mode):
 
 
 def main(argv):
-    if len(argv) >= 2 and argv[0] in ("write", "check"):
-        wanted, problems = regenerate(argv[1])
+    if len(argv) in (2, 4) and argv[0] in ("write", "check"):
+        profiles = ("quick",)
+        if len(argv) == 4:
+            profiles = tuple(argv[3].split(","))
+            unknown = [p for p in profiles if p not in {c[3] for c in CERTIFICATIONS}]
+            if argv[2] != "--profiles" or unknown:
+                print(__doc__, file=sys.stderr)
+                return 2
+        wanted, problems = regenerate(argv[1], profiles)
         for p in problems:
             print("findings:", p)
         missing = [p for p in problems if ": missing (run its ctest first" in p]
