@@ -31,6 +31,7 @@ report's JSON (reports/report.schema.json).
 import json
 import os
 import re
+import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -108,15 +109,44 @@ def matches(rule, r, sampler):
     return "message" not in rule or re.search(rule["message"], message(r)) is not None
 
 
-def explain(r, sampler, findings):
-    """(finding or None, reason) for one failing result; (None, None) when nothing explains it."""
+def explain(r, sampler, findings, confirm=None):
+    """(finding or None, reason) for one failing result; (None, None) when nothing explains it.
+    With CONFIRM, a finding that carries a predicate explains the result only when
+    CONFIRM(finding, result) holds (its probe, run on the result's row)."""
     for rule, reason in OWN:
         if matches(rule, r, sampler):
             return None, reason
     for f in findings["findings"]:
         if any(matches(rule, r, sampler) for rule in f["explains"]):
+            if confirm is not None and "predicate" in f and not confirm(f, r):
+                continue
             return f, f"{f['mechanism']} (probed: {', '.join(f['probes'])})"
     return None, None
+
+
+class Confirm:
+    """A finding's predicate on one result: its probe (a program of the build tree, run on the
+    result's row file beside the report) prints one JSON object, and the predicate holds when
+    the named field is at least its minimum. A result without a row file is not confirmed."""
+
+    def __init__(self, build_dir, report_dir):
+        self.build_dir, self.report_dir, self.cache = build_dir, report_dir, {}
+
+    def __call__(self, finding, r):
+        pred = finding["predicate"]
+        row = r.get("failure", {}).get("row_file")
+        if not row:
+            return False
+        out = self.probe(pred["probe"], os.path.join(self.report_dir, row))
+        return out is not None and out.get(pred["field"], 0) >= pred["min"]
+
+    def probe(self, program, row_path):
+        key = (program, row_path)
+        if key not in self.cache:
+            p = subprocess.run([os.path.join(self.build_dir, program), row_path],
+                               capture_output=True, text=True)
+            self.cache[key] = json.loads(p.stdout) if p.returncode == 0 else None
+        return self.cache[key]
 
 
 def load(path):
@@ -141,12 +171,12 @@ def check_probes(findings, findings_path):
     return problems
 
 
-def expectations(report, findings):
+def expectations(report, findings, confirm=None):
     """(expectations dict, [unexplained results]) for one report."""
     sampler = report["sampler"]["name"]
     cells, unexplained = {}, []
     for r in failing(report):
-        f, reason = explain(r, sampler, findings)
+        f, reason = explain(r, sampler, findings, confirm)
         if reason is None:
             unexplained.append(r)
             continue
@@ -192,10 +222,10 @@ def readme_table(runs, build_dir):
     show, with the properties it explains, its first minimal input and reproduction."""
     rows = []
     seen = {}
-    for report, findings, _ in runs:
+    for report, findings, confirm in runs:
         sampler = report["sampler"]["name"]
         for r in failing(report):
-            f, _ = explain(r, sampler, findings)
+            f, _ = explain(r, sampler, findings, confirm)
             if f is None or "readme" not in f:
                 continue
             key = (findings["library"], f["id"])
@@ -239,7 +269,7 @@ def readme_table(runs, build_dir):
 def regenerate(build_dir, profiles=("quick",)):
     """({path: wanted text}, problems) for the expectations files of the runs of PROFILES and
     README.md (from the quick runs)."""
-    wanted, problems, runs = {}, [], []
+    wanted, problems, runs, unexplained_first = {}, [], [], []
     for folder, findings_file, expect_file, profile in CERTIFICATIONS:
         if profile not in profiles:
             continue
@@ -250,13 +280,17 @@ def regenerate(build_dir, profiles=("quick",)):
             continue
         report, findings = load(report_path), load(findings_path)
         problems += check_probes(findings, findings_path)
-        exp, unexplained = expectations(report, findings)
+        confirm = Confirm(build_dir, os.path.dirname(report_path))
+        exp, unexplained = expectations(report, findings, confirm)
         for r in unexplained:
-            problems.append(f"{findings_path}: no finding explains {r['property']} {r['dtype']} "
-                            f"{r['family']} {r['status']}: {cell(message(r), 200)}")
+            unexplained_first.append(
+                f"UNEXPLAINED {report['sampler']['name']} {r['property']} {r['dtype']} "
+                f"{r['family']} {r['status']}: no finding of {findings_file} explains it (or "
+                f"its predicate does not hold on the row): {cell(message(r), 200)}")
         wanted[os.path.join(HERE, expect_file)] = json.dumps(exp, indent=2) + "\n"
         if profile == "quick":
-            runs.append((report, findings, expect_file))
+            runs.append((report, findings, confirm))
+    problems = unexplained_first + problems
     readme = os.path.join(ROOT, "README.md")
     text = open(readme).read()
     a, b = text.find(README_BEGIN), text.find(README_END)
