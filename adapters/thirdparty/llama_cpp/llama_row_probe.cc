@@ -9,8 +9,8 @@
 // Usage: llama_row_probe ROW_FILE
 // Prints one JSON line: {"kept": candidates left after the chain, "nan": how many of their
 // probabilities are NaN, "inf_quotients": how many kept logits are +-inf after temp (logit / T),
-// "max_cut": how many of the row's largest (finite) logits truncation removed when it removed
-// them all, "selected": the token}.
+// "max_cut": how many of the row's largest logits (+inf included) truncation removed when it
+// removed them all, "selected": the token}.
 // Exit 0, or 2 on a malformed row file.
 #include <ggml.h>
 #include <llama.h>
@@ -74,7 +74,8 @@ int main(int argc, char** argv) {
     if (row.at("format") != "sampcert-row/1") throw std::runtime_error("not a sampcert-row/1");
     std::vector<llama_token_data> data = Candidates(row);
     // Truncation never cuts a largest candidate (top-k, top-p and min-p keep the best first):
-    // max_cut counts the row's largest logits when the chain removed every one of them.
+    // max_cut counts the row's largest logits (+inf ones included) when the chain removed every
+    // one of them.
     float row_max = -INFINITY;
     for (const auto& d : data) row_max = std::fmax(row_max, d.logit);
     int64_t max_in_row = 0;
@@ -104,7 +105,7 @@ int main(int argc, char** argv) {
         {"kept", cur.size},
         {"nan", nan},
         {"inf_quotients", inf_quotients},
-        {"max_cut", max_kept == 0 && std::isfinite(row_max) ? max_in_row : 0},
+        {"max_cut", max_kept == 0 && !std::isnan(row_max) && row_max > -INFINITY ? max_in_row : 0},
         {"selected", cur.selected >= 0 && static_cast<size_t>(cur.selected) < cur.size
                          ? nlohmann::json(cur.data[cur.selected].id)
                          : nlohmann::json(nullptr)}};
