@@ -208,6 +208,10 @@ def cell(text, limit=300):
     return text if len(text) <= limit else text[:limit] + " ..."
 
 
+def code(text):
+    return f"`{text}`" if text else ""
+
+
 def portable(text, build_dir):
     """A reproduction line without this checkout's absolute paths."""
     return text.replace(os.path.abspath(build_dir) + "/", "build/dev/").replace(ROOT + "/", "")
@@ -254,8 +258,8 @@ def readme_table(runs, build_dir):
                      "(not in the quick runs: in the standard profile's, pinned in "
                      "expectations*.standard.json)")
             rows.append(f"| {library} | {cell(f['readme'], 400)} | {where} "
-                        f"| | `{cell(f.get('input', ''), 160)}` | "
-                        f"`{cell(f.get('reproduce', ''), 300)}` "
+                        f"| | {code(cell(f.get('input', ''), 160))} | "
+                        f"{code(cell(f.get('reproduce', ''), 300))} "
                         f"| {', '.join(f'`{p}`' for p in f['probes'])} |")
             continue
         fail = r.get("failure", {})
