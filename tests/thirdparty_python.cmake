@@ -97,7 +97,7 @@ add_test(NAME docs.thirdparty_findings
          COMMAND ${Python3_EXECUTABLE} ${tp_dir}/findings.py check ${PROJECT_BINARY_DIR}
                  --profiles ${findings_profiles})
 set_tests_properties(docs.thirdparty_findings PROPERTIES LABELS "thirdparty;docs"
-                     FIXTURES_REQUIRED thirdparty_reports TIMEOUT 120 SKIP_RETURN_CODE 77)
+                     FIXTURES_REQUIRED thirdparty_reports TIMEOUT 300 SKIP_RETURN_CODE 77)
 
 # transformers' speculative-decoding verifier (_speculative_sampling, issue 20): the verifier
 # family (f32/verify, quick) against its findings file, each finding probed by the test above.

@@ -125,13 +125,19 @@ def explain(r, sampler, findings, confirm=None):
 
 
 class Confirm:
-    """A finding's predicate on one result: its probe (a program of the build tree, run on the
-    result's row file beside the report) prints one JSON object, and the predicate holds when
-    the named field is at least its minimum. A result without a row file is not confirmed; a
-    property the predicate lists as unchecked (with the reason) is taken as explained."""
+    """A finding's predicate on one result: its probe, run on the result's row file beside the
+    report, prints one JSON object per row, and the predicate holds when the named field is at
+    least its minimum. "probe" is a program of the build tree, run once per row; "python" is a
+    script beside the findings file, run once per report on all its row files by the
+    third-party venv's python ($SAMPCERT_THIRDPARTY_PYTHON, or .ci/install-deps's), given the
+    run's --dtype. A result without a row file is not confirmed; a property the predicate
+    lists as unchecked (with the reason) is taken as explained."""
 
-    def __init__(self, build_dir, report_dir):
-        self.build_dir, self.report_dir, self.cache = build_dir, report_dir, {}
+    def __init__(self, build_dir, report_dir, report, findings_dir):
+        self.build_dir, self.report_dir, self.findings_dir = build_dir, report_dir, findings_dir
+        m = re.search(r"--dtype (f32|f16|bf16)\b", report["sampler"].get("exec", ""))
+        self.dtype = m.group(1) if m else "f32"
+        self.cache = {}
 
     def __call__(self, finding, r):
         pred = finding["predicate"]
@@ -140,13 +146,25 @@ class Confirm:
         row = r.get("failure", {}).get("row_file")
         if not row:
             return False
-        out = self.probe(pred["probe"], os.path.join(self.report_dir, row))
+        out = self.probe(pred, os.path.join(self.report_dir, row))
         return out is not None and out.get(pred["field"], 0) >= pred["min"]
 
-    def probe(self, program, row_path):
-        key = (program, row_path)
+    def probe(self, pred, row_path):
+        if "python" in pred:
+            script = os.path.normpath(os.path.join(self.findings_dir, pred["python"]))
+            if script not in self.cache:
+                rows = sorted(os.path.join(self.report_dir, f) for f in os.listdir(self.report_dir)
+                              if f.startswith("row.") and f.endswith(".json"))
+                python = os.environ.get("SAMPCERT_THIRDPARTY_PYTHON",
+                                        "/opt/sampcert-thirdparty/venv/bin/python")
+                p = subprocess.run([python, script, "--dtype", self.dtype, *rows],
+                                   capture_output=True, text=True)
+                self.cache[script] = {} if p.returncode != 0 else {
+                    o["row"]: o for o in map(json.loads, p.stdout.splitlines())}
+            return self.cache[script].get(row_path)
+        key = (pred["probe"], row_path)
         if key not in self.cache:
-            p = subprocess.run([os.path.join(self.build_dir, program), row_path],
+            p = subprocess.run([os.path.join(self.build_dir, pred["probe"]), row_path],
                                capture_output=True, text=True)
             self.cache[key] = json.loads(p.stdout) if p.returncode == 0 else None
         return self.cache[key]
@@ -287,7 +305,8 @@ def regenerate(build_dir, profiles=("quick",)):
             continue
         report, findings = load(report_path), load(findings_path)
         problems += check_probes(findings, findings_path)
-        confirm = Confirm(build_dir, os.path.dirname(report_path))
+        confirm = Confirm(build_dir, os.path.dirname(report_path), report,
+                          os.path.dirname(findings_path))
         exp, unexplained = expectations(report, findings, confirm)
         for r in unexplained:
             unexplained_first.append(
