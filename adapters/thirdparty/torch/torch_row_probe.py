@@ -7,7 +7,7 @@ Builds the logits from the row's bit patterns (float32 exactly for --dtype f32; 
 half type otherwise, as torch_sampler.py's variants do), sets masked tokens to -inf, divides by
 T and takes torch.softmax: plain torch and numpy, no sampcert code. Prints one JSON line per
 row: {"row": file, "nan": NaN probabilities, "inf_quotients": infinite logit / T among the
-allowed tokens}. adapters/thirdparty/findings.py runs it as the predicate of a torch finding on
+allowed tokens, "masked_nan": NaN logits among the masked tokens}. adapters/thirdparty/findings.py runs it as the predicate of a torch finding on
 the failing rows the finding claims (findings.json).
 """
 import argparse
@@ -36,14 +36,16 @@ def probe(path, compute):
         raise SystemExit(f"{path}: not a sampcert-row/1 file")
     x = logits(row, compute)
     allowed = torch.ones(x.shape[0], dtype=torch.bool)
+    masked_nan = 0
     if row.get("mask"):
+        masked_nan = int((torch.isnan(x) & ~torch.tensor(row["mask"], dtype=torch.bool)).sum())
         allowed = torch.tensor(row["mask"], dtype=torch.bool)
         x = x.masked_fill(~allowed, float("-inf"))
     t = float(np.array([row["temperature_bits"]], dtype=np.uint32).view(np.float32)[0])
     q = x / t
     p = torch.softmax(q, dim=-1)
     return {"row": path, "nan": int(torch.isnan(p).sum()),
-            "inf_quotients": int(torch.isinf(q[allowed]).sum())}
+            "inf_quotients": int(torch.isinf(q[allowed]).sum()), "masked_nan": masked_nan}
 
 
 def main():
