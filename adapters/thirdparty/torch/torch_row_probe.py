@@ -7,8 +7,9 @@ Builds the logits from the row's bit patterns (float32 exactly for --dtype f32; 
 half type otherwise, as torch_sampler.py's variants do), sets masked tokens to -inf, divides by
 T and takes torch.softmax: plain torch and numpy, no sampcert code. Prints one JSON line per
 row: {"row": file, "nan": NaN probabilities, "inf_quotients": infinite logit / T among the
-allowed tokens, "masked_nan": NaN logits among the masked tokens}. adapters/thirdparty/findings.py runs it as the predicate of a torch finding on
-the failing rows the finding claims (findings.json).
+allowed tokens, "masked_nan": NaN logits among the masked tokens}. adapters/thirdparty/
+findings.py runs it as the predicate of a torch or transformers finding on the failing rows
+the finding claims (findings.json).
 """
 import argparse
 import json
