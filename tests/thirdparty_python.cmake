@@ -30,56 +30,74 @@ set_tests_properties(python.thirdparty_jax_probes PROPERTIES
 if(SAMPCERT_SANITIZE)
   return()
 endif()
-# name | server | modules | expectations | profile | server arguments.
+# name | server | modules | expectations | server arguments. Each runs the quick profile in
+# ctest (and so in CI) against EXPECTATIONS; -DSAMPCERT_THIRDPARTY_STANDARD=ON adds the standard
+# profile of the torch and transformers runs, against the same name with .standard.json (README:
+# their times; the six together take about 18 minutes of two cores, a third of .ci/run). JAX has
+# no standard run: its categorical draws V Gumbel numbers per draw (about 50 ns per token here),
+# so the standard profile's millions of draws on planned rows would take most of an hour.
 # adapters/thirdparty/findings.py's CERTIFICATIONS lists the same runs: it writes their
-# expectations files from their reports. JAX runs the quick profile: its categorical draws V
-# Gumbel numbers per draw (about 50 ns per token here), so the standard profile's millions of
-# draws on planned rows would take most of an hour. None of these runs is serial: their verdicts
-# depend on CPU time, never on load (REPRO-1), and their item limit is 1200 CPU-s, so ctest
-# fills the core a run's last item leaves idle with other tests (COST: the longest start first,
-# on a fresh clone without ctest's cost data too).
+# expectations files from their reports. None of these runs is serial: their verdicts depend on
+# CPU time, never on load (REPRO-1), and their item limit is 1200 CPU-s, so ctest fills the core
+# a run's last item leaves idle with other tests (COST: the longest start first, on a fresh
+# clone without ctest's cost data too).
 set(tp_certifications
-    "torch|torch/torch_sampler.py|torch|torch/expectations.json|standard|"
-    "torch_f16|torch/torch_sampler.py|torch|torch/expectations_f16.json|standard|--dtype f16"
-    "torch_bf16|torch/torch_sampler.py|torch|torch/expectations_bf16.json|standard|--dtype bf16"
-    "transformers|transformers/hf_sampler.py|torch,transformers|transformers/expectations.json|\
-standard|"
+    "torch|torch/torch_sampler.py|torch|torch/expectations|"
+    "torch_f16|torch/torch_sampler.py|torch|torch/expectations_f16|--dtype f16"
+    "torch_bf16|torch/torch_sampler.py|torch|torch/expectations_bf16|--dtype bf16"
+    "transformers|transformers/hf_sampler.py|torch,transformers|transformers/expectations|"
     "transformers_f16|transformers/hf_sampler.py|torch,transformers|\
-transformers/expectations_f16.json|standard|--dtype f16"
+transformers/expectations_f16|--dtype f16"
     "transformers_bf16|transformers/hf_sampler.py|torch,transformers|\
-transformers/expectations_bf16.json|standard|--dtype bf16"
-    "jax|jax/jax_sampler.py|jax|jax/expectations.json|quick|"
-    "jax_bf16|jax/jax_sampler.py|jax|jax/expectations_bf16.json|quick|--dtype bf16")
+transformers/expectations_bf16|--dtype bf16"
+    "jax|jax/jax_sampler.py|jax|jax/expectations|"
+    "jax_bf16|jax/jax_sampler.py|jax|jax/expectations_bf16|--dtype bf16")
 foreach(entry IN LISTS tp_certifications)
   string(REPLACE "|" ";" fields "${entry}")
   list(GET fields 0 name)
   list(GET fields 1 server)
   list(GET fields 2 modules)
   list(GET fields 3 expect)
-  list(GET fields 4 profile)
   list(LENGTH fields n)
   set(extra "")
-  if(n GREATER 5)
-    list(GET fields 5 extra)
+  if(n GREATER 4)
+    list(GET fields 4 extra)
     separate_arguments(extra UNIX_COMMAND "${extra}")
   endif()
-  add_test(NAME conformance.thirdparty.${name}.${profile}
-           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/thirdparty_python_test.py
-                   $<TARGET_FILE:sampcert> ${SAMPCERT_THIRDPARTY_PYTHON} ${modules}
-                   ${tp_dir}/${server} ${tp_dir}/${expect}
-                   ${CMAKE_CURRENT_BINARY_DIR}/thirdparty/${name} ${profile} ${extra})
-  set_tests_properties(conformance.thirdparty.${name}.${profile} PROPERTIES
-                       LABELS "thirdparty;conformance;python" SKIP_RETURN_CODE 77
-                       TIMEOUT 1800 FIXTURES_SETUP thirdparty_reports COST 300)
+  set(profiles quick)
+  if(SAMPCERT_THIRDPARTY_STANDARD AND NOT name MATCHES "^jax")
+    list(APPEND profiles standard)
+  endif()
+  foreach(profile IN LISTS profiles)
+    set(expect_file ${tp_dir}/${expect}.json)
+    set(cost 100)
+    if(profile STREQUAL "standard")
+      set(expect_file ${tp_dir}/${expect}.standard.json)
+      set(cost 300)
+    endif()
+    add_test(NAME conformance.thirdparty.${name}.${profile}
+             COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/thirdparty_python_test.py
+                     $<TARGET_FILE:sampcert> ${SAMPCERT_THIRDPARTY_PYTHON} ${modules}
+                     ${tp_dir}/${server} ${expect_file}
+                     ${CMAKE_CURRENT_BINARY_DIR}/thirdparty/${name}.${profile} ${profile} ${extra})
+    set_tests_properties(conformance.thirdparty.${name}.${profile} PROPERTIES
+                         LABELS "thirdparty;conformance;python;${profile}" SKIP_RETURN_CODE 77
+                         TIMEOUT 1800 FIXTURES_SETUP thirdparty_reports COST ${cost})
+  endforeach()
 endforeach()
 
 # The expectations files above and README's findings table are what findings.py makes of these
 # runs' reports and each adapter's findings.json (every finding with its direct probe, run by
 # python.thirdparty_adapters / python.thirdparty_probes): a difference fails.
+set(findings_profiles quick)
+if(SAMPCERT_THIRDPARTY_STANDARD)
+  set(findings_profiles quick,standard)
+endif()
 add_test(NAME docs.thirdparty_findings
-         COMMAND ${Python3_EXECUTABLE} ${tp_dir}/findings.py check ${PROJECT_BINARY_DIR})
+         COMMAND ${Python3_EXECUTABLE} ${tp_dir}/findings.py check ${PROJECT_BINARY_DIR}
+                 --profiles ${findings_profiles})
 set_tests_properties(docs.thirdparty_findings PROPERTIES LABELS "thirdparty;docs"
-                     FIXTURES_REQUIRED thirdparty_reports TIMEOUT 120 SKIP_RETURN_CODE 77)
+                     FIXTURES_REQUIRED thirdparty_reports TIMEOUT 300 SKIP_RETURN_CODE 77)
 
 # transformers' speculative-decoding verifier (_speculative_sampling, issue 20): the verifier
 # family (f32/verify, quick) against its findings file, each finding probed by the test above.

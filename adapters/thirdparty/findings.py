@@ -11,44 +11,54 @@ From a certification's report.json and that file this tool produces, never by ha
                                                     (property, dtype, family) with the reason of
                                                     the finding that explains it; exit 1, naming
                                                     them, when a result has no finding
-    findings.py write BUILD_DIR                     rewrites every expectations file of
-                                                    CERTIFICATIONS and README.md's findings
-                                                    table from the reports of the ctests
-    findings.py check BUILD_DIR                     the same, compared instead of written: exit
+    findings.py write BUILD_DIR [--profiles P,...]  rewrites the expectations file of every
+                                                    certification of CERTIFICATIONS at those
+                                                    profiles (default: quick, ctest's) and
+                                                    README.md's findings table (from the quick
+                                                    runs) from the reports of the ctests
+    findings.py check BUILD_DIR [--profiles P,...]  the same, compared instead of written: exit
                                                     1 on any difference (ctest
                                                     docs.thirdparty_findings)
     findings.py REPORT.json table | summary         a markdown table of a report's failures
                                                     (every cell, or one row per property)
 
-A finding with a "readme" sentence is listed in README.md when the current runs show it; a
-finding no current result matches is not shown. Only the standard library: it reads the
+A finding with a "readme" sentence is listed in README.md when the quick runs show it (with
+their properties, variants and first input), when it explains no result (its probe alone found
+it), or when a checked-in standard-profile expectations file names it (marked so); a finding
+nothing shows is not listed. Only the standard library: it reads the
 report's JSON (reports/report.schema.json).
 """
 import json
 import os
 import re
+import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 
 # The certifications whose expectations come from findings: (report folder under the dev build
-# tree, findings file, expectations file), in README's order. tests/thirdparty_python.cmake
-# and adapters/thirdparty/llama_cpp/CMakeLists.txt register their ctests.
-CERTIFICATIONS = [
-    ("tests/thirdparty/torch", "torch/findings.json", "torch/expectations.json"),
-    ("tests/thirdparty/torch_f16", "torch/findings.json", "torch/expectations_f16.json"),
-    ("tests/thirdparty/torch_bf16", "torch/findings.json", "torch/expectations_bf16.json"),
-    ("tests/thirdparty/transformers", "transformers/findings.json",
-     "transformers/expectations.json"),
-    ("tests/thirdparty/transformers_f16", "transformers/findings.json",
-     "transformers/expectations_f16.json"),
-    ("tests/thirdparty/transformers_bf16", "transformers/findings.json",
-     "transformers/expectations_bf16.json"),
-    ("tests/thirdparty/jax", "jax/findings.json", "jax/expectations.json"),
-    ("tests/thirdparty/jax_bf16", "jax/findings.json", "jax/expectations_bf16.json"),
+# tree, findings file, expectations file, profile), in README's order. tests/thirdparty_python.cmake
+# and adapters/thirdparty/llama_cpp/CMakeLists.txt register their ctests. The quick runs are
+# ctest's (and CI's) and make README's table; the standard runs exist where the build was
+# configured with -DSAMPCERT_THIRDPARTY_STANDARD=ON (`check BUILD_DIR --profiles quick,standard`).
+def _python_runs(profile, suffix):
+    return [(f"tests/thirdparty/{name}.{profile}", f"{library}/findings.json",
+             f"{library}/{expect}{suffix}")
+            for name, library, expect in (
+                ("torch", "torch", "expectations"),
+                ("torch_f16", "torch", "expectations_f16"),
+                ("torch_bf16", "torch", "expectations_bf16"),
+                ("transformers", "transformers", "expectations"),
+                ("transformers_f16", "transformers", "expectations_f16"),
+                ("transformers_bf16", "transformers", "expectations_bf16"))]
+
+
+CERTIFICATIONS = [run + ("quick",) for run in _python_runs("quick", ".json") + [
+    ("tests/thirdparty/jax.quick", "jax/findings.json", "jax/expectations.json"),
+    ("tests/thirdparty/jax_bf16.quick", "jax/findings.json", "jax/expectations_bf16.json"),
     ("thirdparty/llama_cpp/quick", "llama_cpp/findings.json", "llama_cpp/expectations.json"),
-]
+]] + [run + ("standard",) for run in _python_runs("standard", ".standard.json")]
 
 # reports::Severity: a cell shows its most severe status; a known failure outranks a pass.
 WORST = ["NotSupported", "Pass", "Warning", "KnownFailure", "Inconclusive", "Fail", "Timeout",
@@ -99,15 +109,65 @@ def matches(rule, r, sampler):
     return "message" not in rule or re.search(rule["message"], message(r)) is not None
 
 
-def explain(r, sampler, findings):
-    """(finding or None, reason) for one failing result; (None, None) when nothing explains it."""
+def explain(r, sampler, findings, confirm=None):
+    """(finding or None, reason) for one failing result; (None, None) when nothing explains it.
+    With CONFIRM, a finding that carries a predicate explains the result only when
+    CONFIRM(finding, result) holds (its probe, run on the result's row)."""
     for rule, reason in OWN:
         if matches(rule, r, sampler):
             return None, reason
     for f in findings["findings"]:
         if any(matches(rule, r, sampler) for rule in f["explains"]):
+            if confirm is not None and "predicate" in f and not confirm(f, r):
+                continue
             return f, f"{f['mechanism']} (probed: {', '.join(f['probes'])})"
     return None, None
+
+
+class Confirm:
+    """A finding's predicate on one result: its probe, run on the result's row file beside the
+    report, prints one JSON object per row, and the predicate holds when the named field is at
+    least its minimum. "probe" is a program of the build tree, run once per row; "python" is a
+    script beside the findings file, run once per report on all its row files by the
+    third-party venv's python ($SAMPCERT_THIRDPARTY_PYTHON, or .ci/install-deps's), given the
+    run's --dtype. A result without a row file is not confirmed; a property the predicate
+    lists as unchecked (with the reason) is taken as explained."""
+
+    def __init__(self, build_dir, report_dir, report, findings_dir):
+        self.build_dir, self.report_dir, self.findings_dir = build_dir, report_dir, findings_dir
+        m = re.search(r"--dtype (f32|f16|bf16)\b", report["sampler"].get("exec", ""))
+        self.dtype = m.group(1) if m else "f32"
+        self.cache = {}
+
+    def __call__(self, finding, r):
+        pred = finding["predicate"]
+        if r["property"] in pred.get("unchecked", {}):  # its reason says why, in findings.json
+            return True
+        row = r.get("failure", {}).get("row_file")
+        if not row:
+            return False
+        out = self.probe(pred, os.path.join(self.report_dir, row))
+        return out is not None and out.get(pred["field"], 0) >= pred["min"]
+
+    def probe(self, pred, row_path):
+        if "python" in pred:
+            script = os.path.normpath(os.path.join(self.findings_dir, pred["python"]))
+            if script not in self.cache:
+                rows = sorted(os.path.join(self.report_dir, f) for f in os.listdir(self.report_dir)
+                              if f.startswith("row.") and f.endswith(".json"))
+                python = os.environ.get("SAMPCERT_THIRDPARTY_PYTHON",
+                                        "/opt/sampcert-thirdparty/venv/bin/python")
+                p = subprocess.run([python, script, "--dtype", self.dtype, *rows],
+                                   capture_output=True, text=True)
+                self.cache[script] = {} if p.returncode != 0 else {
+                    o["row"]: o for o in map(json.loads, p.stdout.splitlines())}
+            return self.cache[script].get(row_path)
+        key = (pred["probe"], row_path)
+        if key not in self.cache:
+            p = subprocess.run([os.path.join(self.build_dir, pred["probe"]), row_path],
+                               capture_output=True, text=True)
+            self.cache[key] = json.loads(p.stdout) if p.returncode == 0 else None
+        return self.cache[key]
 
 
 def load(path):
@@ -132,12 +192,12 @@ def check_probes(findings, findings_path):
     return problems
 
 
-def expectations(report, findings):
+def expectations(report, findings, confirm=None):
     """(expectations dict, [unexplained results]) for one report."""
     sampler = report["sampler"]["name"]
     cells, unexplained = {}, []
     for r in failing(report):
-        f, reason = explain(r, sampler, findings)
+        f, reason = explain(r, sampler, findings, confirm)
         if reason is None:
             unexplained.append(r)
             continue
@@ -166,9 +226,20 @@ def cell(text, limit=300):
     return text if len(text) <= limit else text[:limit] + " ..."
 
 
+def code(text):
+    return f"`{text}`" if text else ""
+
+
 def portable(text, build_dir):
     """A reproduction line without this checkout's absolute paths."""
     return text.replace(os.path.abspath(build_dir) + "/", "build/dev/").replace(ROOT + "/", "")
+
+
+def standard_reasons():
+    """The reasons of every checked-in standard-profile expectations file, joined."""
+    return "\n".join(e["reason"] for _, _, expect, profile in CERTIFICATIONS
+                     if profile == "standard" and os.path.exists(os.path.join(HERE, expect))
+                     for e in load(os.path.join(HERE, expect))["entries"])
 
 
 def readme_table(runs, build_dir):
@@ -176,10 +247,10 @@ def readme_table(runs, build_dir):
     show, with the properties it explains, its first minimal input and reproduction."""
     rows = []
     seen = {}
-    for report, findings, _ in runs:
+    for report, findings, confirm in runs:
         sampler = report["sampler"]["name"]
         for r in failing(report):
-            f, _ = explain(r, sampler, findings)
+            f, _ = explain(r, sampler, findings, confirm)
             if f is None or "readme" not in f:
                 continue
             key = (findings["library"], f["id"])
@@ -188,18 +259,25 @@ def readme_table(runs, build_dir):
             entry["props"].add(r["property"])
             if sampler not in entry["samplers"]:
                 entry["samplers"].append(sampler)
-    # Findings that no property can show (found and pinned by a probe alone) are always listed.
+    # Findings that no property can show (found and pinned by a probe alone), and those that
+    # only the standard profile's runs show (a reason in a checked-in .standard.json file), are
+    # listed too: their probes run in ctest.
+    standard = standard_reasons()
     for report, findings, _ in runs:
         for f in findings["findings"]:
             key = (findings["library"], f["id"])
-            if not f["explains"] and "readme" in f and key not in seen:
+            if "readme" in f and key not in seen and \
+                    (not f["explains"] or f["mechanism"] in standard):
                 seen[key] = {"finding": f, "props": set(), "first": None, "samplers": []}
     for (library, _), e in seen.items():
         f, r = e["finding"], e["first"]
         if r is None:
-            rows.append(f"| {library} | {cell(f['readme'], 400)} | (none: its probe found it) "
-                        f"| | `{cell(f.get('input', ''), 160)}` | "
-                        f"`{cell(f.get('reproduce', ''), 300)}` "
+            where = ("(none: its probe found it)" if not f["explains"] else
+                     "(not in the quick runs: in the standard profile's, pinned in "
+                     "expectations*.standard.json)")
+            rows.append(f"| {library} | {cell(f['readme'], 400)} | {where} "
+                        f"| | {code(cell(f.get('input', ''), 160))} | "
+                        f"{code(cell(f.get('reproduce', ''), 300))} "
                         f"| {', '.join(f'`{p}`' for p in f['probes'])} |")
             continue
         fail = r.get("failure", {})
@@ -213,10 +291,13 @@ def readme_table(runs, build_dir):
     return "\n".join(head + rows)
 
 
-def regenerate(build_dir):
-    """({path: wanted text}, problems) for every expectations file and README.md."""
-    wanted, problems, runs = {}, [], []
-    for folder, findings_file, expect_file in CERTIFICATIONS:
+def regenerate(build_dir, profiles=("quick",)):
+    """({path: wanted text}, problems) for the expectations files of the runs of PROFILES and
+    README.md (from the quick runs)."""
+    wanted, problems, runs, unexplained_first = {}, [], [], []
+    for folder, findings_file, expect_file, profile in CERTIFICATIONS:
+        if profile not in profiles:
+            continue
         report_path = os.path.join(build_dir, folder, "report.json")
         findings_path = os.path.join(HERE, findings_file)
         if not os.path.exists(report_path):
@@ -224,12 +305,18 @@ def regenerate(build_dir):
             continue
         report, findings = load(report_path), load(findings_path)
         problems += check_probes(findings, findings_path)
-        exp, unexplained = expectations(report, findings)
+        confirm = Confirm(build_dir, os.path.dirname(report_path), report,
+                          os.path.dirname(findings_path))
+        exp, unexplained = expectations(report, findings, confirm)
         for r in unexplained:
-            problems.append(f"{findings_path}: no finding explains {r['property']} {r['dtype']} "
-                            f"{r['family']} {r['status']}: {cell(message(r), 200)}")
+            unexplained_first.append(
+                f"UNEXPLAINED {report['sampler']['name']} {r['property']} {r['dtype']} "
+                f"{r['family']} {r['status']}: no finding of {findings_file} explains it (or "
+                f"its predicate does not hold on the row): {cell(message(r), 200)}")
         wanted[os.path.join(HERE, expect_file)] = json.dumps(exp, indent=2) + "\n"
-        runs.append((report, findings, expect_file))
+        if profile == "quick":
+            runs.append((report, findings, confirm))
+    problems = unexplained_first + problems
     readme = os.path.join(ROOT, "README.md")
     text = open(readme).read()
     a, b = text.find(README_BEGIN), text.find(README_END)
@@ -270,8 +357,15 @@ def summary_or_table(report, mode):
 
 
 def main(argv):
-    if len(argv) >= 2 and argv[0] in ("write", "check"):
-        wanted, problems = regenerate(argv[1])
+    if len(argv) in (2, 4) and argv[0] in ("write", "check"):
+        profiles = ("quick",)
+        if len(argv) == 4:
+            profiles = tuple(argv[3].split(","))
+            unknown = [p for p in profiles if p not in {c[3] for c in CERTIFICATIONS}]
+            if argv[2] != "--profiles" or unknown:
+                print(__doc__, file=sys.stderr)
+                return 2
+        wanted, problems = regenerate(argv[1], profiles)
         for p in problems:
             print("findings:", p)
         missing = [p for p in problems if ": missing (run its ctest first" in p]

@@ -1,5 +1,5 @@
 """Tests of the JAX protocol server and of the helper's arrays="jax", in-process (the ctests
-conformance.thirdparty.jax*.standard certify the server through sampcert). Run with the
+conformance.thirdparty.jax*.quick certify the server through sampcert). Run with the
 third-party venv's python (ctest python.thirdparty_jax_probes):
 
     /opt/sampcert-thirdparty/venv/bin/python -m unittest discover \

@@ -102,6 +102,27 @@ TEST(LlamaProbes, TopKAbove128CutsHugeLogitsInItsBucketSort) {
   EXPECT_EQ(Draws(x, p), (std::set<llama_token>{0}));
 }
 
+TEST(LlamaProbes, TopKAbove128PutsAPosInfLogitLastAndMinPCutsIt) {
+  // The bucket sort's int(6.4 * x + 64) of +inf is INT_MIN on x86, clamped to the lowest
+  // bucket: top_k 130 of 130 keeps every token but marks the array sorted with the +inf token
+  // among the last. min-p trusts that order: it keeps the prefix down to the first logit below
+  // the first one's + log(min_p), so it cuts the +inf token, the only one of reference
+  // probability 1, and the finite tokens of the prefix are drawn by their probabilities (no
+  // NaN: not the NaN fallback's last candidate).
+  std::vector<float> x(130);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = -0.01f * static_cast<float>(i);
+  x[7] = kInf;
+  Params p;
+  p.top_k = 130;
+  p.min_p = 0.5f;
+  const std::set<llama_token> drawn = Draws(x, p);
+  EXPECT_EQ(drawn.count(7), 0u);
+  EXPECT_GT(drawn.size(), 1u);
+  EXPECT_LT(*drawn.rbegin(), 70);  // logit -0.7 < log(0.5): min-p's prefix ends before it
+  p.top_k = 0;  // no sort: min-p finds the true maximum and keeps the +inf token alone
+  EXPECT_EQ(Draws(x, p), (std::set<llama_token>{7}));
+}
+
 TEST(LlamaProbes, InvalidParametersReturnTokens) {
   // Nothing is refused: T < 0 is greedy, top_p 1.5 and top_k -1 are off, min_p 1.5 keeps the
   // top token.

@@ -64,6 +64,21 @@ class TransformersProbes(unittest.TestCase):
         self.assertTrue(torch.isnan(scores[0, 1]))
         self.assertEqual(int(torch.argmax(scores, -1)), 1)
 
+    def test_a_masked_nan_logit_stays_nan_and_multinomial_raises(self):
+        # T > 0: the -inf mask leaves a masked NaN logit NaN (NaN + -inf), so softmax of a row
+        # whose support [0, 2] holds no NaN is NaN everywhere, and multinomial refuses it.
+        proc = PrefixConstrainedLogitsProcessor(lambda b, ids: [0, 2], 1)
+        scores = proc(IDS, torch.tensor([[0.0, float("nan"), 1.0]]))
+        self.assertTrue(torch.isnan(scores[0, 1]))
+        probs = torch.softmax(TemperatureLogitsWarper(0.7)(IDS, scores), dim=-1)
+        self.assertTrue(torch.isnan(probs).all())
+        # The message depends on the call: num_samples=1 checks for inf / nan first; the
+        # adapter's draws (replacement=True, many) say "invalid multinomial distribution".
+        with self.assertRaisesRegex(RuntimeError, "nan"):
+            torch.multinomial(probs, 1)
+        with self.assertRaisesRegex(RuntimeError, "invalid multinomial distribution"):
+            torch.multinomial(probs, 8, replacement=True)
+
     def test_argmax_returns_a_nan_logits_index(self):
         # Greedy (T = 0) is torch.argmax of the scores, which treats NaN as the maximum: a NaN
         # logit in the support returns a token instead of an error; a masked NaN (NaN + -inf)

@@ -1,0 +1,62 @@
+"""A direct probe of torch on report rows, outside sampcert: what torch.softmax(logits / T)
+gives on each row file (sampcert-row/1), in the compute dtype of the certified variant.
+
+    /opt/sampcert-thirdparty/venv/bin/python torch_row_probe.py --dtype f32|f16|bf16 ROW_FILE...
+
+Builds the logits from the row's bit patterns (float32 exactly for --dtype f32; the row's own
+half type otherwise, as torch_sampler.py's variants do), sets masked tokens to -inf, divides by
+T and takes torch.softmax: plain torch and numpy, no sampcert code. Prints one JSON line per
+row: {"row": file, "nan": NaN probabilities, "inf_quotients": infinite logit / T among the
+allowed tokens, "masked_nan": NaN logits among the masked tokens}. adapters/thirdparty/
+findings.py runs it as the predicate of a torch or transformers finding on the failing rows
+the finding claims (findings.json).
+"""
+import argparse
+import json
+
+import numpy as np
+import torch
+
+HALF = {"f16": (np.float16, torch.float16), "bf16": (None, torch.bfloat16)}
+
+
+def logits(row, compute):
+    dtype, bits = row["dtype"], row["logit_bits"]
+    if dtype == "f32":
+        x = torch.from_numpy(np.array(bits, dtype=np.uint32).view(np.float32).copy())
+        return x if compute == "f32" else x.to(HALF[compute][1])
+    half = torch.from_numpy(np.array(bits, dtype=np.uint16).view(np.int16).copy())
+    half = half.view(torch.bfloat16 if dtype == "bf16" else torch.float16)
+    return half.float() if compute == "f32" else half
+
+
+def probe(path, compute):
+    with open(path) as f:
+        row = json.load(f)
+    if row.get("format") != "sampcert-row/1":
+        raise SystemExit(f"{path}: not a sampcert-row/1 file")
+    x = logits(row, compute)
+    allowed = torch.ones(x.shape[0], dtype=torch.bool)
+    masked_nan = 0
+    if row.get("mask"):
+        masked_nan = int((torch.isnan(x) & ~torch.tensor(row["mask"], dtype=torch.bool)).sum())
+        allowed = torch.tensor(row["mask"], dtype=torch.bool)
+        x = x.masked_fill(~allowed, float("-inf"))
+    t = float(np.array([row["temperature_bits"]], dtype=np.uint32).view(np.float32)[0])
+    q = x / t
+    p = torch.softmax(q, dim=-1)
+    return {"row": path, "nan": int(torch.isnan(p).sum()),
+            "inf_quotients": int(torch.isinf(q[allowed]).sum()), "masked_nan": masked_nan}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--dtype", choices=["f32", "f16", "bf16"], default="f32")
+    ap.add_argument("rows", nargs="+")
+    args = ap.parse_args()
+    for path in args.rows:
+        print(json.dumps(probe(path, args.dtype)))
+
+
+if __name__ == "__main__":
+    main()
