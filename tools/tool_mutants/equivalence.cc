@@ -12,11 +12,15 @@
 // (seed, row id) (the stream is shared: both draw by the canonical uniform). ORIGINAL and
 // MUTANT are anything `sampcert run --sampler` takes (plug-in path, exec:'COMMAND').
 //
-// Exit 0 and "EQUIVALENT ..." when nothing differs, 1 and "DIFFERENT: ..." with the first
-// difference (the row, what differs), 2 on a usage error or a sampler that cannot be opened.
+// Exit 0 and "EQUIVALENT ..." when nothing differs; 1 and "DIFFERENT: ..." with the first exact
+// difference (an outcome, an error code, a token in one support and not the other, the
+// declared capabilities); 3 and "VALUES DIFFER ..." when only values differ (probabilities by
+// their largest relative difference, and how many draws differ): not equivalent, a survivor
+// whose difference the record states; 2 on a usage error or an original that cannot be opened.
 #include <rapidcheck.h>
 
 #include <bit>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -44,23 +48,46 @@ struct Options {
   uint64_t draws = 64;
 };
 
-// "" when the two samplers agree on `row`, else what differs.
-std::string Compare(Sampler& a, Sampler& b, const RowCase& row, const Options& opt) {
+// What two samplers' results on one row differ by.
+struct Difference {
+  std::string exact;      // an outcome, an error code, a token: "" when none
+  double max_rel = 0;     // the largest relative difference of a probability (both > 0)
+  std::string rel_where;  // where it is
+  std::size_t draws_differing = 0;
+};
+
+// Compares `a` (the original) and `b` (the mutant) on `row`: a different outcome or error code,
+// a probability that is zero in one and not the other, is an exact difference; other
+// probabilities are compared by their relative difference, and draws by how many differ.
+Difference Compare(Sampler& a, Sampler& b, const RowCase& row, const Options& opt) {
+  Difference d;
   const sampcert::adapters::Batch batch = sampcert::properties::OneRow(row);
   if (a.info().Has(SAMPCERT_CAP_PROBABILITIES) && b.info().Has(SAMPCERT_CAP_PROBABILITIES)) {
     auto pa = a.Probabilities(batch);
     auto pb = b.Probabilities(batch);
     if (pa.ok() != pb.ok()) {
-      return std::string("probabilities: ") +
-             (pa.ok() ? "original succeeds, mutant fails: " + pb.error().message
-                      : "original fails, mutant succeeds");
+      d.exact = std::string("probabilities: ") +
+                (pa.ok() ? "original succeeds, mutant fails: " + pb.error().message
+                         : "original fails, mutant succeeds");
+      return d;
     }
-    if (!pa.ok() && pa.error().code != pb.error().code) return "probabilities: error codes differ";
+    if (!pa.ok() && pa.error().code != pb.error().code) {
+      d.exact = "probabilities: error codes differ";
+      return d;
+    }
     if (pa.ok()) {
       for (std::size_t i = 0; i < pa->size(); ++i) {
-        if (std::bit_cast<uint64_t>((*pa)[i]) != std::bit_cast<uint64_t>((*pb)[i])) {
-          return "probabilities: token " + std::to_string(i) + ": " + std::to_string((*pa)[i]) +
-                 " vs " + std::to_string((*pb)[i]);
+        const double x = (*pa)[i], y = (*pb)[i];
+        if (std::bit_cast<uint64_t>(x) == std::bit_cast<uint64_t>(y)) continue;
+        if (!(x > 0 && y > 0)) {
+          d.exact = "probabilities: token " + std::to_string(i) + ": " + std::to_string(x) +
+                    " vs " + std::to_string(y);
+          return d;
+        }
+        const double rel = std::fabs(x - y) / x;
+        if (rel > d.max_rel) {
+          d.max_rel = rel;
+          d.rel_where = "token " + std::to_string(i);
         }
       }
     }
@@ -68,20 +95,17 @@ std::string Compare(Sampler& a, Sampler& b, const RowCase& row, const Options& o
   auto da = a.Sample(batch, opt.seed, 0, opt.draws);
   auto db = b.Sample(batch, opt.seed, 0, opt.draws);
   if (da.ok() != db.ok()) {
-    return std::string("draws: ") + (da.ok()
-                                         ? "original succeeds, mutant fails: " + db.error().message
-                                         : "original fails, mutant succeeds");
+    d.exact =
+        std::string("draws: ") + (da.ok() ? "original succeeds, mutant fails: " + db.error().message
+                                          : "original fails, mutant succeeds");
+    return d;
   }
   if (!da.ok()) {
-    return da.error().code == db.error().code ? "" : "draws: error codes differ";
+    if (da.error().code != db.error().code) d.exact = "draws: error codes differ";
+    return d;
   }
-  for (std::size_t j = 0; j < da->size(); ++j) {
-    if ((*da)[j] != (*db)[j]) {
-      return "draw " + std::to_string(j) + ": token " + std::to_string((*da)[j]) + " vs " +
-             std::to_string((*db)[j]);
-    }
-  }
-  return "";
+  for (std::size_t j = 0; j < da->size(); ++j) d.draws_differing += (*da)[j] != (*db)[j];
+  return d;
 }
 
 int Usage(const char* why) {
@@ -135,7 +159,9 @@ int main(int argc, char** argv) {
     std::cout << "DIFFERENT: declared capabilities differ\n";
     return 1;
   }
-  std::size_t compared = 0;
+  std::size_t compared = 0, rows_differing = 0, draws_differing = 0, draws_total = 0;
+  double max_rel = 0;
+  std::string max_rel_where, draws_where;
   const DType dtypes[] = {DType::kF32, DType::kF16, DType::kBF16};
   const uint32_t dtype_caps[] = {SAMPCERT_CAP_F32, SAMPCERT_CAP_F16, SAMPCERT_CAP_BF16};
   for (int d = 0; d < 3; ++d) {
@@ -158,13 +184,34 @@ int main(int argc, char** argv) {
                          .value());
     }
     for (const RowCase& row : rows) {
-      const std::string diff = Compare(sa, sb, row, opt);
+      const Difference diff = Compare(sa, sb, row, opt);
       ++compared;
-      if (!diff.empty()) {
-        std::cout << "DIFFERENT: " << sampcert::properties::Describe(row) << ": " << diff << "\n";
+      if (!diff.exact.empty()) {
+        std::cout << "DIFFERENT: " << sampcert::properties::Describe(row) << ": " << diff.exact
+                  << "\n";
         return 1;
       }
+      if (diff.max_rel > max_rel) {
+        max_rel = diff.max_rel;
+        max_rel_where = sampcert::properties::Describe(row) + ": " + diff.rel_where;
+      }
+      if (diff.draws_differing > 0 && draws_where.empty()) {
+        draws_where = sampcert::properties::Describe(row);
+      }
+      draws_differing += diff.draws_differing;
+      draws_total += opt.draws;
+      rows_differing += diff.max_rel > 0 || diff.draws_differing > 0;
     }
+  }
+  if (rows_differing > 0) {
+    // No outcome, error or support differs; only the values do, by rounding or a tie broken
+    // otherwise. Whether that is within the declared accuracy is the certification's verdict.
+    std::cout << "VALUES DIFFER on " << rows_differing << " of " << compared
+              << " rows: largest relative probability difference " << max_rel << " ("
+              << max_rel_where << "); " << draws_differing << " of " << draws_total
+              << " draws differ" << (draws_where.empty() ? "" : " (first: " + draws_where + ")")
+              << "\n";
+    return 3;
   }
   std::cout << "EQUIVALENT on " << compared << " rows (the covering design of profile "
             << opt.profile << " and " << opt.rows << " generated rows per dtype)\n";
