@@ -495,8 +495,13 @@ def command_run(opts):
                                       for s in PROFILES[profile]["sources"]}}
     results = []
     start = time.monotonic()
+    if opts.ids:  # these mutants only, afresh (the others keep their record)
+        wanted = set(opts.ids.split(","))
+        order = [i for i in order if mutants[i]["id"] in wanted]
+        results = [m for m in done.values() if m["id"] not in wanted]
+        done = {}
     for n, i in enumerate(order):
-        if opts.limit and len(results) >= opts.limit:
+        if opts.limit and n >= opts.limit:
             break
         if opts.time_budget and time.monotonic() - start > opts.time_budget:
             break
@@ -625,6 +630,7 @@ def main():
     ap.add_argument("--record")
     ap.add_argument("--sample-seed", type=int, default=1)
     ap.add_argument("--limit", type=int, default=0)
+    ap.add_argument("--ids", default="", help="run these mutants (comma-separated ids) afresh")
     ap.add_argument("--time-budget", type=float, default=0)
     ap.add_argument("--equivalence-rows", type=int, default=64)
     ap.add_argument("--count", type=int, default=3)

@@ -81,12 +81,18 @@ class HostModelSampler {
                                      static_cast<int64_t>(v.vocab), v.temperature, v.top_k, v.top_p,
                                      v.min_p});
   }
-  // The shared validator's exact error for invalid parameters, a NaN or an empty support; a
-  // row the model flags but the validator accepts is the model's own error.
+  // As stable_cuda's Prepare: every row's parameters first (ValidateRowParameters), then the
+  // logits only where the model flags the row (a NaN in the support, an empty support), with the
+  // shared validator's exact message; a row the model flags but the validator accepts is the
+  // model's own error. A row the model does not flag is not checked again: the model's own
+  // detection is what is under test.
   static Error Check(const sampcert_batch& batch, std::size_t r, const HostModelRow& m) {
     const RowView v = sampcert::adapters::ToRowView(batch, r);
-    if (Error e = sampcert::ValidateRow(v, Declared(), r); e.code != ErrorCode::kOk) return e;
+    if (Error e = sampcert::ValidateRowParameters(v, Declared(), r); e.code != ErrorCode::kOk) {
+      return e;
+    }
     if (m.status() != RowStatus::kOk) {
+      if (Error e = sampcert::ValidateRow(v, Declared(), r); e.code != ErrorCode::kOk) return e;
       return Error{ErrorCode::kInternal, "host model flagged a row the validator accepts",
                    static_cast<int64_t>(r)};
     }
