@@ -3,6 +3,11 @@
 #include "reports/report_fallback.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -39,6 +44,36 @@ TEST(ReportFallback, ABrokenOutFolderSavesTheSetElsewhereAndSaysWhere) {
   std::ifstream in(saved / "report.json");
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("RANGE-1"), std::string::npos);
+}
+
+// A full disk (here: RLIMIT_FSIZE 0, every write fails with EFBIG) left an empty
+// sampcert-unpublished-* folder per place tried and per run; now each is removed.
+TEST(ReportFallback, AFullDiskLeavesNoEmptyFolders) {
+  const fs::path parent = fs::path(::testing::TempDir()) / "report_fallback_full";
+  fs::remove_all(parent);
+  fs::create_directories(parent / "tmp");
+  std::ofstream(parent / "out") << "not a folder";
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    signal(SIGXFSZ, SIG_IGN);
+    const rlimit none{0, 0};
+    setrlimit(RLIMIT_FSIZE, &none);
+    setenv("TMPDIR", (parent / "tmp").c_str(), 1);
+    Report report;
+    report.sampler = {{"name", "s"}};
+    std::string path;
+    const std::string why = WriteReportSetOrFallback((parent / "out").string(), report, &path);
+    _exit(why.find("nor save it elsewhere") != std::string::npos ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the run had room after all";
+  for (const fs::path& dir : {parent, parent / "tmp"}) {
+    for (const auto& e : fs::directory_iterator(dir)) {
+      EXPECT_FALSE(e.path().filename().string().starts_with("sampcert-unpublished-")) << e.path();
+    }
+  }
 }
 
 }  // namespace

@@ -74,6 +74,21 @@ run_case opt.time_budget_nan 2 "$sampcert" "${S[@]}" --time-budget nan --out "$w
 run_case opt.time_budget_negative 2 "$sampcert" "${S[@]}" --time-budget -1 --out "$work/o6"
 run_case opt.out_unwritable 2 "$sampcert" "${S[@]}" --out /proc/sampcert-cannot-write
 check opt.out_before_the_run bash -c "! grep -q 'results:' '$work/opt.out_unwritable.out'"
+# SPEC OPT-1 (issue 38): ranges on the text, an empty value a usage error, the right cause.
+run_case opt.item_timeout_1e20 2 "$sampcert" "${S[@]}" --item-timeout 1e20 --out "$work/o7"
+check opt.item_timeout_range has "$work/opt.item_timeout_1e20.out" "seconds in (0, 10000000]"
+run_case opt.info_item_timeout_1e20 2 "$sampcert" info --sampler stable_cpu --item-timeout 1e20
+run_case opt.case_2_64 2 "$sampcert" "${S[@]}" --case 18446744073709551616 --out "$work/o7"
+check opt.case_range has "$work/opt.case_2_64.out" "[0, 9223372036854775807]"
+run_case opt.shard_huge_n 2 "$sampcert" "${S[@]}" --shard 0/2000000000 --out "$work/o7"
+check opt.shard_rule_stated has "$work/opt.shard_huge_n.out" "N <= 999999"
+for opt in dtype item expect out; do
+  run_case "opt.${opt}_empty" 2 "$sampcert" "${S[@]}" "--$opt" ''
+  check "opt.${opt}_empty_message" has "$work/opt.${opt}_empty.out" "must not be empty"
+done
+ln -s "$work/missing-target" "$work/dangling"
+run_case opt.out_dangling 2 "$sampcert" "${S[@]}" --out "$work/dangling"
+check opt.out_dangling_cause has "$work/opt.out_dangling.out" "which does not exist"
 R=(--logits 1,2,3)
 run_case opt.draws_huge_reference 2 "$sampcert" reference "${R[@]}" --draws 4611686018427387904
 run_case opt.draws_huge_sample 2 "$sampcert" sample --sampler stable_cpu "${R[@]}" --draws 4611686018427387904

@@ -129,6 +129,18 @@ case $case_name in
     run; expect_rc 1
     expect_report "exited with status 3 during sample\\(\\)"
     ;;
+  kill_own_group)
+    # The body's kill of its own group is allowed; the message names the sampler as a possible
+    # sender (it said "a SIGKILL from outside the run").
+    run; expect_rc 1
+    expect_report "a SIGKILL the tool did not send: from the sampler itself"
+    ;;
+  traceme)
+    # It said "exited with status -1".
+    run; expect_rc 1
+    expect_report '"status": "Crash"'
+    ! grep -q "exited with status -1" "$out/report.json" || fail "a stop read as exit status -1"
+    ;;
   write_past_out)
     run; expect_rc 1
     expect_report '"property": "ABI-1"'

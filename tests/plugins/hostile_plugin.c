@@ -30,6 +30,8 @@
  *   write_batch                  sample() writes into the (const) batch struct
  *   no_caps                      get_info declares no capability at all
  *   flood_output                 sample() writes to stdout without end
+ *   kill_own_group               sample() sends SIGKILL to its own process group (allowed)
+ *   traceme                      sample() calls ptrace(PTRACE_TRACEME), then raises SIGUSR1
  *
  * Anything else (or unset): a correct sampler. */
 #define _GNU_SOURCE
@@ -246,6 +248,12 @@ static int32_t sample_row(sampcert_sampler* s, const plugin_row* row, sampcert_e
     _exit(0);
   }
   if (mode("exit_in_sample")) exit(3);
+  if (mode("kill_own_group")) kill(0, SIGKILL);
+  if (mode("traceme")) {
+    (void)ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+    raise(SIGUSR1); /* a traced process stops at it: its parent sees a stop, not an end */
+    sleep(60);
+  }
   if (mode("spin")) spin_forever();
   if (mode("setpgid_child") || mode("setsid_child") || mode("orphan_child")) leave_a_child();
   if (mode("sigstop_tool") || mode("sigkill_tool") || mode("ptrace_tool")) {
