@@ -277,15 +277,17 @@ struct AbiBatch {
   }
   AbiBatch(const AbiBatch&) = delete;
   sampcert::RowView View(std::size_t r) const {
-    return {static_cast<DType>(batch.dtype),
-            rows[r].logits,
-            batch.vocab,
-            rows[r].mask,
-            rows[r].temperature,
-            rows[r].top_k,
-            rows[r].top_p,
-            rows[r].min_p,
-            rows[r].row_id};
+    RowView view;
+    view.temperature = rows[r].temperature;
+    view.top_k = rows[r].top_k;
+    view.top_p = rows[r].top_p;
+    view.min_p = rows[r].min_p;
+    view.row_id = rows[r].row_id;
+    view.dtype = static_cast<DType>(batch.dtype);
+    view.logits = rows[r].logits;
+    view.vocab = batch.vocab;
+    view.mask = rows[r].mask;
+    return view;
   }
 };
 
