@@ -277,7 +277,7 @@ struct AbiBatch {
   }
   AbiBatch(const AbiBatch&) = delete;
   sampcert::RowView View(std::size_t r) const {
-    RowView view;
+    sampcert::RowView view;
     view.temperature = rows[r].temperature;
     view.top_k = rows[r].top_k;
     view.top_p = rows[r].top_p;
