@@ -372,6 +372,79 @@ constexpr Clause kClauses[] = {
     {.id = "VER-6",
      .promise = "reported acceptance probabilities within their tolerance",
      .evidence = "property:VER-6 chain:near_V64_k4"},
+    // --- 16. Token history and penalties ---
+    {.id = "PEN-IN-1",
+     .promise = "the prompt and output histories are token ids in [0, V)",
+     .not_exercised =
+         "the plan sends no token history yet: the exec: protocol and the certify families do not "
+         "carry penalties (issue 35); penalty_sequence_test checks stable_cpu and "
+         "five mutants directly, outside the certification"},
+    {.id = "PEN-IN-2",
+     .promise = "the penalty parameters are finite, the repetition penalty > 0",
+     .not_exercised =
+         "the plan sends no token history yet: the exec: protocol and the certify families do not "
+         "carry penalties (issue 35); penalty_sequence_test checks stable_cpu and "
+         "five mutants directly, outside the certification"},
+    {.id = "PEN-1",
+     .promise = "penalties rewrite the logits before every other step",
+     .not_exercised =
+         "the plan sends no token history yet: the exec: protocol and the certify families do not "
+         "carry penalties (issue 35); penalty_sequence_test checks stable_cpu and "
+         "five mutants directly, outside the certification"},
+    {.id = "PEN-2",
+     .promise = "repetition divides positive logits and multiplies negative ones, once per token",
+     .not_exercised =
+         "the plan sends no token history yet: the exec: protocol and the certify families do not "
+         "carry penalties (issue 35); penalty_sequence_test checks stable_cpu and "
+         "five mutants directly, outside the certification"},
+    {.id = "PEN-3",
+     .promise = "presence and frequency subtract alpha * count + beta * [count > 0]",
+     .not_exercised =
+         "the plan sends no token history yet: the exec: protocol and the certify families do not "
+         "carry penalties (issue 35); penalty_sequence_test checks stable_cpu and "
+         "five mutants directly, outside the certification"},
+    {.id = "PEN-4",
+     .promise = "penalties off change nothing, bit for bit; -inf stays -inf",
+     .not_exercised =
+         "the plan sends no token history yet: the exec: protocol and the certify families do not "
+         "carry penalties (issue 35); penalty_sequence_test checks stable_cpu and "
+         "five mutants directly, outside the certification"},
+    {.id = "PEN-5",
+     .promise = "penalized logits within the accuracy class of the reference's",
+     .not_exercised =
+         "the plan sends no token history yet: the exec: protocol and the certify families do not "
+         "carry penalties (issue 35); penalty_sequence_test checks stable_cpu and "
+         "five mutants directly, outside the certification"},
+    {.id = "PEN-POL-1",
+     .promise = "each rule sees the history its declaration names",
+     .not_exercised =
+         "the plan sends no token history yet: the exec: protocol and the certify families do not "
+         "carry penalties (issue 35); penalty_sequence_test checks stable_cpu and "
+         "five mutants directly, outside the certification"},
+    {.id = "PEN-CAP-1",
+     .promise = "a sampler declaring penalties reads the history and parameters",
+     .not_exercised =
+         "the plan sends no token history yet: the exec: protocol and the certify families do not "
+         "carry penalties (issue 35); penalty_sequence_test checks stable_cpu and "
+         "five mutants directly, outside the certification"},
+    {.id = "PEN-ABI-1",
+     .promise = "MINOR 4 rows carry the history; older plug-ins get the MINOR 3 layout",
+     .not_exercised =
+         "the plan sends no token history yet: the exec: protocol and the certify families do not "
+         "carry penalties (issue 35); penalty_sequence_test checks stable_cpu and "
+         "five mutants directly, outside the certification"},
+    {.id = "PEN-SEQ-1",
+     .promise = "each step of a sequence draws from the reference for its history",
+     .not_exercised =
+         "the plan sends no token history yet: the exec: protocol and the certify families do not "
+         "carry penalties (issue 35); penalty_sequence_test checks stable_cpu and "
+         "five mutants directly, outside the certification"},
+    {.id = "INV-8",
+     .promise = "an invalid penalty or history id is InvalidPenalty",
+     .not_exercised =
+         "the plan sends no token history yet: the exec: protocol and the certify families do not "
+         "carry penalties (issue 35); penalty_sequence_test checks stable_cpu and "
+         "five mutants directly, outside the certification"},
 };
 
 constexpr std::string_view kSuiteOwn[] = {
@@ -381,7 +454,8 @@ constexpr std::string_view kSuiteOwn[] = {
     "STAT-4a", "STAT-4b", "STAT-5",   "STAT-6",   "STAT-7",    "STAT-8",     "STAT-8a",
     "STAT-8b", "STAT-8c", "STAT-9",   "STAT-9a",  "STAT-8d",   "STAT-10",    "STAT-10a",
     "REPRO-1", "COV-1",   "REPORT-1", "REPORT-2", "VERDICT-1", "VER-PLAN-1", "VER-STAT-1",
-    "TRACE-1", "CAP-1",
+    "TRACE-1", "CAP-1",   "FILE-1",   "OPT-1",    "TEXT-1",    "TEXT-2",     "LIFE-1",
+    "PROTO-1",
 };
 
 }  // namespace

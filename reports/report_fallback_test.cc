@@ -61,6 +61,7 @@ TEST(ReportFallback, AFullDiskLeavesNoEmptyFolders) {
     setrlimit(RLIMIT_FSIZE, &none);
     setenv("TMPDIR", (parent / "tmp").c_str(), 1);
     Report report;
+    report.context = {{"profile", "quick"}};  // every report the tool writes has its context
     report.sampler = {{"name", "s"}};
     std::string path;
     const std::string why = WriteReportSetOrFallback((parent / "out").string(), report, &path);
