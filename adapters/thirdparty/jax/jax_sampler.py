@@ -17,6 +17,7 @@ in the logits' own dtype, V random numbers a draw.
 Masked tokens are set to -inf (`jnp.where(mask, x, -inf)`) before the division. Draws are
 random access (SPEC DRAW-1): draw j of stream (seed, row_id) uses the key
 fold_in(fold_in(fold_in(fold_in(key(seed low 32 bits), seed high), row_id low), row_id high), j)
+(for j >= 2^32: j's high word folded in before its low word)
 (JAX's PRNG is counter-based, so any range of draws can be asked for in any order). Not
 declared: temperature 0 (x / 0 is not a distribution; JAX stacks take an argmax branch of their
 own), top-p and min-p (the stacks' own code, not JAX's), probabilities (categorical computes
@@ -97,7 +98,15 @@ def _draws(key, x, v, temperature, indices):
     """categorical(fold_in(key, j), x[:v] / T) for each j of indices: x is the row padded to a
     compiled length; the padding is set to -inf after the division, whatever T is."""
     z = jnp.where(jnp.arange(x.shape[0]) < v, x / temperature.astype(x.dtype), -jnp.inf)
-    return jax.vmap(lambda j: jax.random.categorical(jax.random.fold_in(key, j), z))(indices)
+    lo, hi = indices
+    return jax.vmap(lambda a, b: jax.random.categorical(draw_key(key, a, b), z))(lo, hi)
+
+
+def draw_key(key, lo, hi):
+    """Draw j's key: fold_in(key, j) for j < 2^32, fold_in(fold_in(key, j >> 32), j mod 2^32)
+    beyond (fold_in takes 32 bits: folding j alone repeated draw 0 at draw 2^32, DRAW-1)."""
+    return jnp.where(hi == 0, jax.random.fold_in(key, lo),
+                     jax.random.fold_in(jax.random.fold_in(key, hi), lo))
 
 
 class JaxSampler:
@@ -136,8 +145,10 @@ class JaxSampler:
         while j < first_draw + n:
             m = min(per_chunk, first_draw + n - j)
             size = 1 << (m - 1).bit_length()
-            idx = jnp.arange(j, j + size, dtype=jnp.uint32)
-            out.append(np.asarray(_draws(key, x, v, t, idx))[:m])
+            idx = np.arange(j, j + size, dtype=np.uint64)
+            halves = (jnp.asarray((idx & 0xFFFFFFFF).astype(np.uint32)),
+                      jnp.asarray((idx >> np.uint64(32)).astype(np.uint32)))
+            out.append(np.asarray(_draws(key, x, v, t, halves))[:m])
             j += m
         tokens = np.concatenate(out) if out else np.empty(0, np.int64)
         if keep is not None:
