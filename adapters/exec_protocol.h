@@ -21,7 +21,8 @@ namespace sampcert::adapters {
 
 // The protocol version this host speaks (PROTOCOL.md, "Versions").
 inline constexpr uint32_t kExecProtocolMajor = 1;
-inline constexpr uint32_t kExecProtocolMinor = 3;  // MINOR 2: VERIFY; 3: draft logits, acceptance
+// MINOR 2: VERIFY; 3: draft logits, acceptance; 4: INFO's penalty history policies.
+inline constexpr uint32_t kExecProtocolMinor = 4;
 
 namespace exec_protocol {
 

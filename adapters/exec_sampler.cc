@@ -376,6 +376,16 @@ int32_t DecodeInfoReply(Program& p, const std::string& reply, sampcert_error* er
                          p.command, major, minor));
     return SAMPCERT_STATUS_INVALID_ARGUMENT;
   }
+  // Protocol 1.4 carries the penalty history policies in INFO but no row carries a token
+  // history yet (PROTOCOL.md, "Versions"): a child declaring `penalties` would be sent rows
+  // whose penalties it never sees, so it is refused rather than certified on rows it ignores.
+  if (ok && (i.capabilities & SAMPCERT_CAP_PENALTIES) != 0) {
+    SetError(err, SAMPCERT_STATUS_INVALID_ARGUMENT, -1,
+             fmt::format("exec sampler '{}' declares penalties, but protocol {}.{} does not "
+                         "carry a token history: certify penalties through the C ABI",
+                         p.command, kExecProtocolMajor, kExecProtocolMinor));
+    return SAMPCERT_STATUS_INVALID_ARGUMENT;
+  }
   // A newer MINOR may append fields: what follows is ignored (r.AtEnd() is not required).
   if (!ok) {
     SetError(err, SAMPCERT_STATUS_INTERNAL, -1,

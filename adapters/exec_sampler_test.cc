@@ -62,6 +62,23 @@ TEST(ExecSampler, NotAProtocolServerIsAnErrorNotAHang) {
   EXPECT_NE(s.error().message.find("exited with status 0"), std::string::npos) << s.error().message;
 }
 
+// Protocol 1.4 sends no token history: a child declaring penalties is refused when it loads,
+// never certified on rows whose penalties it cannot see.
+TEST(ExecSampler, AChildDeclaringPenaltiesIsRefused) {
+  const std::string python = NUMPY_PYTHON;
+  if (python.empty()) GTEST_SKIP() << "no python3 with numpy";
+  const std::string script = std::string(SOURCE_DIR) + "/python";
+  auto p = OpenExecSampler(python + " -c 'import sys; sys.path.insert(0, \"" + script +
+                           "\"); import sampcert.protocol as sp; "
+                           "sp.serve(lambda *a: None, sp.Info(name=\"p\", "
+                           "capabilities=[\"f32\", \"penalties\"]))'");
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  auto s = Sampler::Open(p->api, p->library);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("declares penalties, but protocol 1.4"), std::string::npos)
+      << s.error().message;
+}
+
 TEST(ExecSampler, AForkedProcessGetsItsOwnChildAndTheSameDraws) {
   const std::string python = NUMPY_PYTHON;
   if (python.empty()) GTEST_SKIP() << "no python3 with numpy";

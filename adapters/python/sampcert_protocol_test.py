@@ -113,7 +113,7 @@ class ProtocolTest(unittest.TestCase):
         kind, body = self.host.call(sp.INFO, struct.pack("<II", 1, 0))
         self.assertEqual(kind, "ok")
         major, minor, n = struct.unpack_from("<III", body)
-        self.assertEqual((major, minor), (1, 3))
+        self.assertEqual((major, minor), (1, 4))
         self.assertEqual(body[12:12 + n], b"echo")
         off = 12 + n
         (m,) = struct.unpack_from("<I", body, off)
@@ -127,7 +127,11 @@ class ProtocolTest(unittest.TestCase):
         # Protocol MINOR 3: the verify scheme (exact) and its two parameters.
         verify = struct.unpack_from("<iff", body, off + 4 + m + 64)
         self.assertEqual(verify, (0, 0.0, 0.0))
-        self.assertEqual(len(body), off + 4 + m + 48 + 16 + 12)
+        # Protocol MINOR 4: the penalty history policies, as Info defaults them
+        # (repetition sees prompt and output: 0; presence/frequency the output only: 1).
+        history = struct.unpack_from("<ii", body, off + 4 + m + 76)
+        self.assertEqual(history, (0, 1))
+        self.assertEqual(len(body), off + 4 + m + 48 + 16 + 12 + 8)
 
     def test_host_of_another_major_is_refused(self):
         self.assertEqual(self.host.call(sp.INFO, struct.pack("<II", 2, 0))[:2],
@@ -437,7 +441,8 @@ class DeclarationsTest(unittest.TestCase):
                        nan_policy="masked", greedy_threshold=0.25, determinism="cross-device",
                        accuracy="fp16", thread_safe=True, top_k_tie_rule="exact-lowest-index",
                        top_p_tie_rule=None, draws="sequential", draw_cost_ns_per_token=3.5,
-                       verify_scheme="typical", verify_threshold=0.25, verify_alpha=0.5)
+                       verify_scheme="typical", verify_threshold=0.25, verify_alpha=0.5,
+                       repetition_history="output-only", additive_history="prompt-and-output")
         payload = info.encode()
         off = 8
         for _ in range(2):  # name, version
@@ -452,7 +457,8 @@ class DeclarationsTest(unittest.TestCase):
                 "greedy_threshold": [0.25], "determinism": [2], "accuracy": [2],
                 "thread_safe": [1], "top_k_tie_rule": [2], "top_p_tie_rule": [0],
                 "draw_mode": [1], "draw_cost_ns_per_token": [3.5], "verify_scheme": [1],
-                "verify_threshold": [0.25], "verify_alpha": [0.5]}
+                "verify_threshold": [0.25], "verify_alpha": [0.5],
+                "repetition_history": [1], "additive_history": [0]}
         self.assertEqual([f["name"] for f in fields], list(want))
         for f in fields:
             value, got = got[:f["count"]], got[f["count"]:]

@@ -1,4 +1,4 @@
-"""sampcert process protocol, version 1.3: serve a Python sampler to `sampcert --sampler exec:...`.
+"""sampcert process protocol, version 1.4: serve a Python sampler to `sampcert --sampler exec:...`.
 
     import sampcert.protocol as sp   # from a source tree: adapters/python/sampcert_protocol
 
@@ -25,7 +25,7 @@ from typing import Callable, List, Optional, Sequence, Union
 import numpy as np
 
 PROTOCOL_MAJOR = 1
-PROTOCOL_MINOR = 3
+PROTOCOL_MINOR = 4
 MAGIC = 0x31504353  # b"SCP1"
 INFO, CREATE, SAMPLE, PROBABILITIES, DESTROY, VERIFY = 1, 2, 3, 4, 5, 6
 VERIFY_DRAFT_LOGITS = 7  # protocol MINOR 3: VERIFY with the draft rows as logits
