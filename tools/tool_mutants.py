@@ -10,8 +10,10 @@ Usage:
 BUILD is a configured and built dev tree (build/dev: the sampcert executable, the targets
 tool_mutant_stable_cpu, tool_mutant_stable_cuda_math and tool_mutant_equivalence). Profiles:
 
-  stable_cpu        universalmutator (`mutate FILE cpp`) over impls/stable_cpu/stable_cpu_sampler.cc
-                    and impls/stable_cpu/vector_kernels.h; each mutant compiled as the plug-in
+  stable_cpu        universalmutator (`mutate FILE cpp`) over impls/stable_cpu/stable_cpu_sampler.cc,
+                    impls/stable_cpu/vector_kernels.cc (the Highway kernels: a mutant is compiled
+                    for every target, and certified on the one this machine dispatches to) and
+                    impls/stable_cpu/vector_kernels.h; each mutant compiled as the plug-in
                     tool_mutant_stable_cpu (tools/tool_mutants/stable_cpu_plugin.cc), by the
                     compile and link commands CMake wrote for that target, the mutant in place of
                     the original (a mutated header through -iquote, ahead of the source tree).
@@ -70,6 +72,7 @@ FORMAT = "sampcert-tool-mutants/1"
 PROFILES = {
     "stable_cpu": {"tool": "universalmutator 1.14.1", "target": "tool_mutant_stable_cpu",
                    "sources": ["impls/stable_cpu/stable_cpu_sampler.cc",
+                               "impls/stable_cpu/vector_kernels.cc",
                                "impls/stable_cpu/vector_kernels.h"]},
     "stable_cuda_math": {"tool": "universalmutator 1.14.1",
                          "target": "tool_mutant_stable_cuda_math",
@@ -264,8 +267,10 @@ class Builder:
             if not header and src != real:
                 continue
             path = os.path.join(out_dir, os.path.basename(obj))
-            proc = self.compile(words, source_path if src == real else src, path,
-                                overlay if header else None)
+            # The overlay comes first for a .cc too: vector_kernels.cc includes itself once per
+            # Highway target (HWY_TARGET_INCLUDE), and every target must see the mutant, not
+            # only the static one (runtime dispatch runs the best target, rarely that one).
+            proc = self.compile(words, source_path if src == real else src, path, overlay)
             if proc.returncode != 0:
                 return "stillborn", proc.stderr[-1500:]
             objects[obj] = path

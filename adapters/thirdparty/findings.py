@@ -231,8 +231,10 @@ def code(text):
 
 
 def portable(text, build_dir):
-    """A reproduction line without this checkout's absolute paths."""
-    return text.replace(os.path.abspath(build_dir) + "/", "build/dev/").replace(ROOT + "/", "")
+    """A reproduction line without this checkout's absolute paths; the tool, which the line names
+    as it ran (a path into the build), is named `sampcert`, as README's other commands name it."""
+    text = text.replace(os.path.abspath(build_dir) + "/", "build/dev/").replace(ROOT + "/", "")
+    return re.sub(r"^(\S*/)?cli/sampcert ", "sampcert ", text)
 
 
 def standard_reasons():
