@@ -174,12 +174,24 @@ def generate(profile):
     return mutants
 
 
+def locate(mutant):
+    """The 0-based index of the mutant's original line in the current source: its recorded line,
+    else the one line that reads the same (edits above it moved it: the same mutant of the same
+    code); None when no line, or several, read so (the record is stale for this mutant)."""
+    lines = read_lines(os.path.join(ROOT, mutant["source"]))
+    i = mutant["line"] - 1
+    if i < len(lines) and lines[i].rstrip("\n") == mutant["original"]:
+        return i
+    same = [j for j, line in enumerate(lines) if line.rstrip("\n") == mutant["original"]]
+    return same[0] if len(same) == 1 else None
+
+
 def materialize(mutant, directory):
     """Writes the mutated source under `directory` at its repository path; returns that path,
     or None when the original line is no longer there (the record is stale)."""
     lines = read_lines(os.path.join(ROOT, mutant["source"]))
-    i = mutant["line"] - 1
-    if i >= len(lines) or lines[i].rstrip("\n") != mutant["original"]:
+    i = locate(mutant)
+    if i is None:
         return None
     lines[i] = mutant["mutated"] + "\n"
     path = os.path.join(directory, mutant["source"])
@@ -570,6 +582,13 @@ def command_show(opts):
               f"{c['built']} | {c['equivalent']} | {c['killed_quick']} | {c['killed_standard']} |"
               f" {c['survivors']} | {rate} |")
     for name, p in record["profiles"].items():
+        now = {s: sha256(os.path.join(ROOT, s)) if os.path.exists(os.path.join(ROOT, s)) else None
+               for s in PROFILES[name]["sources"]}
+        if p["sources"] != now:
+            gone = sum(1 for m in p["mutants"] if locate(m) is None)
+            print(f"- note: {name}'s sources changed since this record; {gone} of its "
+                  f"{len(p['mutants'])} mutants' lines are gone (re-run the tool to re-record)")
+    for name, p in record["profiles"].items():
         for m in p["mutants"]:
             if m["outcome"] == "survivor":
                 print(f"- survivor {m['id']} {m['source']}:{m['line']}: "
@@ -594,6 +613,20 @@ def command_check(opts):
     by_profile = {}
     for name, m in killed:
         by_profile.setdefault(name, []).append(m)
+    # A killed mutant whose line the sources no longer have (nor have once elsewhere) is retired:
+    # it is not drawn, and the check says so. A profile with none left fails: re-run the tool.
+    retired = []
+    for name in sorted(by_profile):
+        fresh = [m for m in by_profile[name] if locate(m) is not None]
+        retired += [f"{m['id']} ({m['source']}:{m['line']})" for m in by_profile[name]
+                    if locate(m) is None]
+        if not fresh:
+            problems.append(f"{name}: none of its {len(by_profile[name])} killed mutants is in "
+                            f"the current source (re-run the tool to re-record)")
+        by_profile[name] = fresh
+    if retired:
+        print(f"note: {len(retired)} killed mutant(s) retired, their lines changed since the "
+              f"record: {', '.join(retired)}")
     picks = []
     names = sorted(by_profile)
     for k in range(opts.count):  # round-robin over the profiles, random within each
