@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
   CLI::App* info = app.add_subcommand("info", "Print what a sampler declares");
   info->add_option("--sampler", sampler, kSamplerHelp)->required();
   CLI::Option* info_config = info->add_option("--sampler-config", sampler_config, kConfigHelp);
-  // info and sample open the sampler in a worker with run's limits (README: Isolation).
+  // info and sample open the sampler in a worker with run's limits (docs/isolation.md).
   double worker_timeout_s = 300;
   const char* kWorkerTimeoutHelp =
       "CPU seconds the sampler's worker may use (as run's --item-timeout); past it, or past a "
@@ -192,7 +192,7 @@ int main(int argc, char** argv) {
       ->check(positive_seconds);
   run->add_flag("--no-isolation", run_req.no_isolation,
                 "Run the sampler in this process: no protection at all from a crash, hang, "
-                "exit() or stray write (README: Isolation)");
+                "exit() or stray write (docs/isolation.md)");
   run->add_option("--dtype", run_req.only_dtype, "Only the items of this dtype")->check(NotEmpty());
   run->add_option("--item", run_req.only_item, "Only this statistical item (dtype/name)")
       ->check(NotEmpty());

@@ -32,7 +32,7 @@ if(SAMPCERT_SANITIZE)
 endif()
 # name | server | modules | expectations | server arguments. Each runs the quick profile in
 # ctest (and so in CI) against EXPECTATIONS; -DSAMPCERT_THIRDPARTY_STANDARD=ON adds the standard
-# profile of the torch and transformers runs, against the same name with .standard.json (README:
+# profile of the torch and transformers runs, against the same name with .standard.json (docs/thirdparty.md:
 # their times; the six together take about 18 minutes of two cores, a third of .ci/run). JAX has
 # no standard run: its categorical draws V Gumbel numbers per draw (about 50 ns per token here),
 # so the standard profile's millions of draws on planned rows would take most of an hour.
@@ -86,7 +86,7 @@ foreach(entry IN LISTS tp_certifications)
   endforeach()
 endforeach()
 
-# The expectations files above and README's findings table are what findings.py makes of these
+# The expectations files above and the findings table of docs/thirdparty.md are what findings.py makes of these
 # runs' reports and each adapter's findings.json (every finding with its direct probe, run by
 # python.thirdparty_adapters / python.thirdparty_probes): a difference fails.
 set(findings_profiles quick)

@@ -54,7 +54,7 @@ for key, (status, msg) in sorted(got.items()):
                    f"{e['status']}, '{e['message']}')")
 for key in sorted(set(want) - set(got)):
     bad.append(f"FIXED: {key[0]}/{key[1]} now passes (the findings say {want[key]['status']}): "
-               "update the findings file and README")
+               "update the findings file and docs/thirdparty.md")
 passed = sum(r["status"] == "Pass" for r in report["results"] if r["property"].startswith("VER"))
 print(f"{passed} VER results pass; {len(got)} findings, {len(want)} expected")
 for b in bad:

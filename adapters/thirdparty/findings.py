@@ -14,7 +14,7 @@ From a certification's report.json and that file this tool produces, never by ha
     findings.py write BUILD_DIR [--profiles P,...]  rewrites the expectations file of every
                                                     certification of CERTIFICATIONS at those
                                                     profiles (default: quick, ctest's) and
-                                                    README.md's findings table (from the quick
+                                                    docs/thirdparty.md's findings table (from the quick
                                                     runs) from the reports of the ctests
     findings.py check BUILD_DIR [--profiles P,...]  the same, compared instead of written: exit
                                                     1 on any difference (ctest
@@ -22,7 +22,7 @@ From a certification's report.json and that file this tool produces, never by ha
     findings.py REPORT.json table | summary         a markdown table of a report's failures
                                                     (every cell, or one row per property)
 
-A finding with a "readme" sentence is listed in README.md when the quick runs show it (with
+A finding with a "readme" sentence is listed in docs/thirdparty.md when the quick runs show it (with
 their properties, variants and first input), when it explains no result (its probe alone found
 it), or when a checked-in standard-profile expectations file names it (marked so); a finding
 nothing shows is not listed. Only the standard library: it reads the
@@ -38,9 +38,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 
 # The certifications whose expectations come from findings: (report folder under the dev build
-# tree, findings file, expectations file, profile), in README's order. tests/thirdparty_python.cmake
+# tree, findings file, expectations file, profile), in the findings table's order. tests/thirdparty_python.cmake
 # and adapters/thirdparty/llama_cpp/CMakeLists.txt register their ctests. The quick runs are
-# ctest's (and CI's) and make README's table; the standard runs exist where the build was
+# ctest's (and CI's) and make the findings table; the standard runs exist where the build was
 # configured with -DSAMPCERT_THIRDPARTY_STANDARD=ON (`check BUILD_DIR --profiles quick,standard`).
 def _python_runs(profile, suffix):
     return [(f"tests/thirdparty/{name}.{profile}", f"{library}/findings.json",
@@ -232,7 +232,7 @@ def code(text):
 
 def portable(text, build_dir):
     """A reproduction line without this checkout's absolute paths; the tool, which the line names
-    as it ran (a path into the build), is named `sampcert`, as README's other commands name it."""
+    as it ran (a path into the build), is named `sampcert`, as the docs' other commands name it."""
     text = text.replace(os.path.abspath(build_dir) + "/", "build/dev/").replace(ROOT + "/", "")
     return re.sub(r"^(\S*/)?cli/sampcert ", "sampcert ", text)
 
@@ -245,7 +245,7 @@ def standard_reasons():
 
 
 def readme_table(runs, build_dir):
-    """README's findings table: one row per finding with a readme sentence that the current runs
+    """The findings table of docs/thirdparty.md: one row per finding with a readme sentence that the current runs
     show, with the properties it explains, its first minimal input and reproduction."""
     rows = []
     seen = {}
@@ -295,7 +295,7 @@ def readme_table(runs, build_dir):
 
 def regenerate(build_dir, profiles=("quick",)):
     """({path: wanted text}, problems) for the expectations files of the runs of PROFILES and
-    README.md (from the quick runs)."""
+    docs/thirdparty.md (from the quick runs)."""
     wanted, problems, runs, unexplained_first = {}, [], [], []
     for folder, findings_file, expect_file, profile in CERTIFICATIONS:
         if profile not in profiles:
@@ -319,7 +319,7 @@ def regenerate(build_dir, profiles=("quick",)):
         if profile == "quick":
             runs.append((report, findings, confirm))
     problems = unexplained_first + problems
-    readme = os.path.join(ROOT, "README.md")
+    readme = os.path.join(ROOT, "docs", "thirdparty.md")
     text = open(readme).read()
     a, b = text.find(README_BEGIN), text.find(README_END)
     if a < 0 or b < a:

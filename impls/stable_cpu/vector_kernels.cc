@@ -7,7 +7,7 @@
 // vector operations per vector of logits. Why not Highway's Exp (hwy/contrib/math) or Eigen's
 // packet exp: both take e^x with a two-step range reduction and a longer polynomial (Eigen's
 // measured 13x the row's sum alone); this one meets the fp32 class's accuracy (<= 2 ulp,
-// vector_kernels_test) at the speed README states.
+// vector_kernels_test) at the speed docs/performance.md states.
 
 // Every target, the portable fallback included (the tests compare each with it), except: SVE,
 // whose vectors have no compile-time width (128-bit NEON is as fast on today's cores), and x86's

@@ -24,7 +24,7 @@ DTYPES = ("f32", "f16", "bf16")
 # Statuses that make a result a failure of the sampler (SPEC section 11); KnownFailure is kept
 # apart (a failure an expectations file pins), Warning and NotSupported are not failures.
 FAILING = ("Fail", "Inconclusive", "Crash", "Timeout")
-# `sampcert run` exit codes after which no report was written (README: Exit codes).
+# `sampcert run` exit codes after which no report was written (docs/cli.md: exit codes).
 _NO_REPORT = {2: "usage error", 3: "the sampler cannot be loaded, described or created",
               4: "host error"}
 

@@ -2,7 +2,7 @@
 """The Python package's tests (ctest label python). One driver, four steps:
 
   setup   `pip install SOURCE_DIR` into a fresh venv (over /usr/bin/python3's numpy and pytest,
-          --system-site-packages), as README's "From Python" says, with additions that keep it
+          --system-site-packages), as docs/python.md says, with additions that keep it
           offline and cheap: scikit-build-core comes from WHEELHOUSE (.ci/install-deps
           downloads it there, hash-pinned), the CMake build folder is WORK/cmake-build, and
           with --tool the package takes the tool this build made and tested

@@ -2,7 +2,7 @@
 # Builds stable_cuda's GPU check here and bundles it for a bare GPU machine: one that has the
 # CUDA driver (and maybe the toolkit, CMake, Ninja) but none of Debian's -dev packages and no
 # package registry, and to which only the working tree plus up to 64 MiB of build outputs can
-# be copied (README: "Checking the CUDA sampler on a GPU").
+# be copied (docs/development.md: "Checking the CUDA sampler on a GPU").
 #
 # Release build, CUDA on, tests on, portable x86-64 (no -march=x86-64-v3: the GPU host's CPU is
 # unknown). The executables get RUNPATH $ORIGIN/../lib and every shared library they load that

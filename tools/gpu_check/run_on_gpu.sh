@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # stable_cuda's GPU check, run on the GPU machine from the bundle that tools/gpu_check/bundle.sh
-# made (README: "Checking the CUDA sampler on a GPU"). Needs no compiler, no -dev package and
+# made (docs/development.md: "Checking the CUDA sampler on a GPU"). Needs no compiler, no -dev package and
 # no network: the CUDA unit tests, `sampcert run --sampler stable_cuda --profile standard`,
 # the benchmarks with a short min-time and, where the machine's python3 has torch with CUDA,
 # torch's softmax + multinomial for comparison. Everything goes into one results folder;
@@ -71,7 +71,7 @@ step sampcert_run 150 "$bundle/bin/sampcert" run --sampler stable_cuda --profile
   --jobs "$(nproc)" --expect "$bundle/share/expectations.json" --out "$out/report"
 [ -f "$out/report/report.json" ] && say "report: $out/report/report.json"
 tail -n 5 "$out/sampcert_run.log" | sed 's/^/  /' | tee -a "$out/summary.txt"
-# 3. Benchmarks: short min-time, JSON for the README table.
+# 3. Benchmarks: short min-time, JSON for the table of docs/performance.md.
 step stable_cuda_bench 50 "$bundle/bin/stable_cuda_bench" --benchmark_min_time=0.05 \
   "--benchmark_out=$out/stable_cuda_bench.json" --benchmark_out_format=json
 # 4. torch's CUDA softmax + multinomial on the same shapes, where the machine has it.

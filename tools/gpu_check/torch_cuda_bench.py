@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """torch's CUDA softmax + multinomial on stable_cuda_bench's shapes, timed with CUDA events.
 
-The baseline for the README table: what a PyTorch user writes (x / T, softmax in the input
+The baseline for the table of docs/performance.md: what a PyTorch user writes (x / T, softmax in the input
 dtype's float upcast, multinomial), one draw per row. Run by run_on_gpu.sh where the machine's
 python3 has torch with CUDA.
 """

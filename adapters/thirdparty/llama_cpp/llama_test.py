@@ -3,7 +3,7 @@
 
 Usage: llama_test.py MODE SAMPCERT PLUGIN WORK_DIR SOURCE_DIR
   MODE behaviour: the plug-in draws from llama.cpp's chain (positive controls: top-k, masks,
-       same-seed streams, batch position), and each llama.cpp behaviour the README's findings
+       same-seed streams, batch position), and each llama.cpp behaviour the findings table of docs/thirdparty.md
        table lists is reproduced with its one-line command, exactly as pinned there.
   MODE quick: `sampcert run --profile quick --expect expectations.json` (the certification
        ctest runs); every failure must be the pinned one (a FIX, REGRESSION or DIFFERENCE fails

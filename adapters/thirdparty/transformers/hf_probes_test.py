@@ -1,5 +1,5 @@
 """Direct probes of Hugging Face transformers' sampling path, outside sampcert: each mechanism
-that findings.json (and so the expectations files and README) names for transformers is pinned
+that findings.json (and so the expectations files and docs/thirdparty.md) names for transformers is pinned
 here by calling transformers itself (its warpers, its processors, generate on a model whose
 logits are fixed). Run with the third-party venv's python (ctest
 python.thirdparty_verifier_probes):

@@ -1,5 +1,5 @@
 """Direct probes of transformers' speculative-decoding verifier, outside sampcert: each finding
-README.md states about transformers.generation.utils._speculative_sampling is pinned here by
+docs/thirdparty.md states about transformers.generation.utils._speculative_sampling is pinned here by
 calling the library itself (run by ctest python.thirdparty_verifier with the third-party venv).
 """
 import os
