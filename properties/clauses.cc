@@ -349,8 +349,7 @@ constexpr Clause kClauses[] = {
      .evidence = "property:VER-5"},
     {.id = "VER-DET-1.row_id",
      .promise = "chains keyed by (seed, row id, draw): two row ids at one draw differ",
-     .not_exercised = "no property yet compares two row ids' chains at one draw (VER-5 keys every "
-                      "trial by its own row id); planned for the verify family"},
+     .evidence = "property:VER-7"},
     {.id = "VER-DEV-1",
      .promise = "a lossy scheme is declared and reported as Warnings with its distance",
      .evidence = "chain:near_V64_k4 property:VER-2 property:VER-3"},
@@ -372,6 +371,9 @@ constexpr Clause kClauses[] = {
     {.id = "VER-6",
      .promise = "reported acceptance probabilities within their tolerance",
      .evidence = "property:VER-6 chain:near_V64_k4"},
+    {.id = "VER-7",
+     .promise = "one chain under pairs of row ids at one seed and draw: outputs rarely the same",
+     .evidence = "property:VER-7"},
     // --- 16. Token history and penalties ---
     {.id = "PEN-IN-1",
      .promise = "the prompt and output histories are token ids in [0, V)",

@@ -34,7 +34,7 @@ enum class ItemKind : uint8_t {
   kTail,            // TAIL-1 on a planned tail row
   kPrecisionProbe,  // DIST-1 on the precision probe, planned for its own alternative
   kDeviation,       // DEV-1: a declared deviation, reported with its size
-  kVerify,          // VER-1..VER-6, VER-INV-1: a speculative-decoding verifier's planned chains
+  kVerify,          // VER-1..VER-7, VER-INV-1: a speculative-decoding verifier's planned chains
   kIndependence,    // INDEP-1: pairs of draws (one stream, calls, row ids, seeds) are independent
 };
 
@@ -156,6 +156,14 @@ std::vector<std::string> VerifyChainNames(DType dtype, uint32_t capabilities,
                                           const Policies& policies);
 ResultKeys VerifyKeys(const Plan& plan, const PlanItem& item, const adapters::SamplerInfo& info,
                       int64_t only_case);
+// VER-7 (SPEC VER-DET-1's key) alone, and its planned chain's numbers: the probability that two
+// independent outputs coincide, and that one kind of row-id pair fails by chance.
+results::TestResult RunVerifyRowIds(const ItemRun& run);
+struct RowIdBound {
+  double collision = 0;
+  double false_alarm = 0;
+};
+RowIdBound VerifyRowIdBound(DType dtype, const Policies& policies);
 
 // The keys of a planned-row item: its row's property and the row's name (conformance.cc).
 ResultKeys PlannedRowKeys(const Plan& plan, const PlanItem& item, const adapters::SamplerInfo& info,
@@ -206,6 +214,7 @@ inline constexpr PropertyLine kVerifyProperties[] = {
     {"VER-4", "a token emitted after a rejection follows the residual (p_j - q_j)+"},
     {"VER-5", "the same chain gives the same result alone, batched, reordered, twice"},
     {"VER-6", "the reported acceptance probabilities are min(1, p_j / q_j) within tolerance"},
+    {"VER-7", "two row ids at one seed and draw give independent outputs (the row id is a key)"},
     {"VER-INV-1", "an invalid chain returns the right error, naming the chain"},
 };
 

@@ -5,8 +5,9 @@
 // the acceptance rates beta_j = sum_x min(p_j, q_j) (VER-3), a token emitted after a rejection
 // follows the residual (p_j - q_j)+ renormalized (VER-4); every emitted token is in the
 // target's support and the accepted ones are the drafts (VER-1, exact), the same inputs give
-// the same output alone, in a batch and in any order (VER-5, exact), and an invalid chain is an
-// error (VER-INV-1).
+// the same output alone, in a batch and in any order (VER-5, exact), two row ids at one draw give
+// independent outputs (VER-7, a count of identical outputs with a stated false-alarm rate), and
+// an invalid chain is an error (VER-INV-1).
 //
 // Statistics: every law's sub-tests (one per position for VER-2 and VER-4, one for VER-3) share
 // the item's level by Bonferroni over all the dtype's chains, at the plan's looks; a rejection is
@@ -1182,6 +1183,150 @@ TestResult RunDeterminism(const ItemRun& ctx, const std::vector<ChainCase>& chai
   return r;
 }
 
+// VER-7 (VER-DET-1's key): a chain's randomness is keyed by (seed, row id, draw), so two row
+// ids at one seed and draw give independent outputs. One chain, `row_ids_V64_k2`: flat targets
+// (V = 64, T = 1) and drafts with half their mass on the drafted token, so position 1 rejects with
+// probability 0.97 and the residual is uniform over the other 63 tokens; the drafts are fixed,
+// so the inputs of every call are identical but for the row id. Each chain is verified alone (a
+// batch position is no key either), at draw kRowIdDraw, under kRowIdPairs pairs of row ids of
+// each kind: adjacent (r, r + 1), 2^32 apart (a row id kept in 32 bits) and 2^63 apart (63
+// bits). Two independent outputs are identical with the chain's collision probability c
+// (CollisionProbability, 0.0149); a kind fails when at least kRowIdCollisions of its pairs are,
+// which a correct verifier does with probability P(Binomial(32, c) >= 16) < 1e-20 per kind,
+// and a verifier that ignores the row id (or the bits a kind differs in) does in every pair.
+constexpr std::size_t kRowIdPairs = 32;
+constexpr std::size_t kRowIdCollisions = 16;
+constexpr uint64_t kRowIdDraw = 5;
+constexpr uint64_t kRowIdBase = 3000;
+
+ChainCase RowIdChain(DType dtype) {
+  return MakeChain(
+      "row_ids_V64_k2", dtype, 64, 2, 1.0f, 27,
+      [](RowCase& row, std::size_t) {
+        for (std::size_t x = 0; x < row.vocab(); ++x) row.SetLogit(x, 0.0f);
+      },
+      [](const RowCase& t, std::size_t j) {
+        std::vector<double> w(t.vocab(), 1.0);
+        w[7 * j + 5] += static_cast<double>(t.vocab());
+        return Normalized(std::move(w));
+      });
+}
+
+// The drafted tokens of RowIdChain: each position's heavy token (q = 0.51 against p = 1/64).
+std::vector<int64_t> RowIdDrafts(const ChainCase& c) {
+  std::vector<int64_t> d(c.k());
+  for (std::size_t j = 0; j < c.k(); ++j) d[j] = static_cast<int64_t>(7 * j + 5);
+  return d;
+}
+
+// The probability that two independent verifications of chain c with drafts d give the same
+// output (the accepted count and the emitted tokens): sum over outputs of P(output)^2.
+long double CollisionProbability(const ChainCase& c, const ChainLaw& law,
+                                 std::span<const int64_t> d) {
+  const std::size_t v = c.vocab(), k = c.k();
+  auto squares = [](const auto& dist) {
+    long double s = 0;
+    for (const auto x : dist) s += static_cast<long double>(x) * static_cast<long double>(x);
+    return s;
+  };
+  long double reach = 1, total = 0;
+  for (std::size_t j = 0; j < k; ++j) {
+    const long double a = AcceptanceProbability(
+        law.targets[j].probs, std::span<const double>(c.q).subspan(j * v, v), d[j]);
+    total += (reach * (1 - a)) * (reach * (1 - a)) * squares(law.residual[j]);
+    reach *= a;
+  }
+  return total + reach * reach * squares(law.targets[k].probs);
+}
+
+// P(Binomial(n, c) >= at_least), summed exactly.
+long double BinomialUpperTail(std::size_t n, std::size_t at_least, long double c) {
+  long double tail = 0;
+  for (std::size_t i = at_least; i <= n; ++i) {
+    const auto li = static_cast<long double>(i), ln = static_cast<long double>(n);
+    tail += std::exp(std::lgamma(ln + 1) - std::lgamma(li + 1) - std::lgamma(ln - li + 1) +
+                     li * std::log(c) + (ln - li) * std::log1p(-c));
+  }
+  return tail;
+}
+
+TestResult RunRowIds(const ItemRun& ctx) {
+  TestResult r;
+  r.property = "VER-7";
+  r.dtype = ctx.item.dtype;
+  r.family = "row_id_pairs";
+  const ChainCase c = RowIdChain(DTypeFromName(ctx.item.dtype));
+  r.worst_input = DescribeChain(c);
+  r.worst_temperature = 1;
+  auto law = LawOf(c, ctx.sampler.info().policies);
+  if (!law.ok()) {
+    r.status = Status::kInconclusive;
+    r.note = fmt::format("no exact law for {}: {}", c.name, law.error().message);
+    return r;
+  }
+  const std::vector<int64_t> d = RowIdDrafts(c);
+  const long double collision = CollisionProbability(c, *law, d);
+  const long double false_alarm = BinomialUpperTail(kRowIdPairs, kRowIdCollisions, collision);
+  const ChainViews views(c);
+  struct Kind {
+    const char* name;
+    uint64_t first_step, other;  // pair i: (base + first_step i, that + other)
+  };
+  const Kind kinds[] = {{"adjacent row ids (r, r + 1)", 2, 1},
+                        {"row ids 2^32 apart", 1, uint64_t{1} << 32},
+                        {"row ids 2^63 apart", 1, uint64_t{1} << 63}};
+  auto verify = [&](uint64_t row_id) -> Expected<adapters::Verified> {
+    adapters::ChainBatch one = ChainViews::Batch(c);
+    one.chains.push_back(views.Make(c, d.data(), row_id, kRowIdDraw));
+    return ctx.sampler.Verify(one, ctx.item.seed);
+  };
+  std::string counts;
+  std::size_t most = 0;
+  for (const Kind& kind : kinds) {
+    std::size_t same = 0;
+    uint64_t first_same = 0;
+    for (std::size_t i = 0; i < kRowIdPairs; ++i) {
+      const uint64_t a = kRowIdBase + kind.first_step * i, b = a + kind.other;
+      auto va = verify(a);
+      auto vb = verify(b);
+      ++r.cases;
+      if (!va.ok() || !vb.ok()) {
+        const Error& e = !va.ok() ? va.error() : vb.error();
+        Fail(&r,
+             fmt::format("verify() of a valid chain failed: {}: {}", ErrorCodeName(e.code),
+                         e.message),
+             ctx, c);
+        return r;
+      }
+      if (va->accepted[0] == vb->accepted[0] &&
+          std::ranges::equal(va->Emitted(0), vb->Emitted(0))) {
+        if (same++ == 0) first_same = a;
+      }
+    }
+    counts += fmt::format("{}{} {}/{}", counts.empty() ? "" : ", ", kind.name, same, kRowIdPairs);
+    most = std::max(most, same);
+    if (same >= kRowIdCollisions) {
+      Fail(&r,
+           fmt::format("VER-DET-1: the chain {} with identical inputs, seed and draw {} gave the "
+                       "same output under {} of {} pairs of {} (first: row ids {} and {}); "
+                       "independent outputs coincide with probability {:.4f} each, {} or more "
+                       "of {} with probability {:.1e}: its randomness ignores the row id",
+                       c.name, kRowIdDraw, same, kRowIdPairs, kind.name, first_same,
+                       first_same + kind.other, static_cast<double>(collision), kRowIdCollisions,
+                       kRowIdPairs, static_cast<double>(false_alarm)),
+           ctx, c);
+      return r;
+    }
+  }
+  r.worst_error = static_cast<double>(most) / kRowIdCollisions;  // 1 fails
+  r.note = fmt::format(
+      "{} at draw {}, each chain alone, identical outputs in {} (each pair coincides with "
+      "probability {:.4f}; a kind fails at {} of {}, by chance with probability {:.1e})",
+      c.name, kRowIdDraw, counts, static_cast<double>(collision), kRowIdCollisions, kRowIdPairs,
+      static_cast<double>(false_alarm));
+  return r;
+}
+
 // VER-INV-1 with the drafts as logits: a drafted token outside its draft row's kept set (q = 0
 // there), second in a batch after a valid chain, is kInvalidDraft naming chain 1. Empty when
 // it is, else what the verifier did.
@@ -1338,6 +1483,7 @@ ResultKeys VerifyKeys(const Plan&, const PlanItem& item, const adapters::Sampler
     if (info.Has(SAMPCERT_CAP_VERIFY_ACCEPTANCE)) keys.emplace_back("VER-6", c.name);
   }
   keys.emplace_back("VER-5", "batch_and_order");
+  keys.emplace_back("VER-7", "row_id_pairs");
   keys.emplace_back("VER-INV-1", "invalid");
   std::sort(keys.begin(), keys.end());
   return keys;
@@ -1356,6 +1502,7 @@ std::vector<TestResult> RunVerify(const ItemRun& ctx) {
     }
   }
   out.push_back(RunDeterminism(ctx, chains, failed));
+  out.push_back(RunRowIds(ctx));
   // The draft-logits chain for VER-INV-1: one whose first draft row drops a token.
   const ChainCase* logits = nullptr;
   for (const ChainCase& c : chains) {
@@ -1368,6 +1515,17 @@ std::vector<TestResult> RunVerify(const ItemRun& ctx) {
   }
   out.push_back(RunInvalid(ctx, chains.front(), logits));
   return out;
+}
+
+TestResult RunVerifyRowIds(const ItemRun& ctx) { return RunRowIds(ctx); }
+
+RowIdBound VerifyRowIdBound(DType dtype, const Policies& policies) {
+  const ChainCase c = RowIdChain(dtype);
+  auto law = LawOf(c, policies);
+  if (!law.ok()) return {1, 1};
+  const long double collision = CollisionProbability(c, *law, RowIdDrafts(c));
+  return {static_cast<double>(collision),
+          static_cast<double>(BinomialUpperTail(kRowIdPairs, kRowIdCollisions, collision))};
 }
 
 std::vector<std::string> VerifyChainNames(DType dtype, uint32_t capabilities,

@@ -88,12 +88,43 @@ TEST(VerifyFamily, KeysAreSortedAndCoverEveryProperty) {
   std::set<std::string> properties;
   for (const auto& key : keys) properties.insert(key.first);
   EXPECT_EQ(properties, (std::set<std::string>{"VER-1", "VER-2", "VER-3", "VER-4", "VER-5", "VER-6",
-                                               "VER-INV-1"}));
-  EXPECT_EQ(keys.size(), 19u * 5 + 2);
+                                               "VER-7", "VER-INV-1"}));
+  EXPECT_EQ(keys.size(), 19u * 5 + 3);
   // VER-6 only for a verifier declaring verify-acceptance.
   adapters::SamplerInfo without = info;
   without.capabilities &= ~SAMPCERT_CAP_VERIFY_ACCEPTANCE;
-  EXPECT_EQ(VerifyKeys(Plan{}, item, without, -1).size(), 19u * 4 + 2);
+  EXPECT_EQ(VerifyKeys(Plan{}, item, without, -1).size(), 19u * 4 + 3);
+}
+
+// VER-7 (VER-DET-1's key): its chain's outputs are spread enough that a correct verifier fails
+// a kind of row-id pair by chance with a negligible probability, and stable_cpu's counter-based
+// verifier passes at seeds 1, 2 and 3.
+TEST(VerifyFamily, RowIdPairsHaveATinyFalseAlarmRateAndStableCpuPasses) {
+  const adapters::SamplerInfo info = StableCpuInfo();
+  for (const DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
+    const RowIdBound bound = VerifyRowIdBound(dtype, info.policies);
+    // 0.97^2 / 63 + ...: the residual's 63 tokens after a rejection at position 1.
+    EXPECT_GT(bound.collision, 0.014) << DTypeName(dtype);
+    EXPECT_LT(bound.collision, 0.016) << DTypeName(dtype);
+    EXPECT_LT(bound.false_alarm, 1e-20) << DTypeName(dtype);
+  }
+  auto sampler = registry::OpenSampler("stable_cpu");
+  ASSERT_TRUE(sampler.ok());
+  Profile quick;
+  ASSERT_TRUE(ProfileByName("quick", &quick));
+  for (const uint64_t seed : {1, 2, 3}) {
+    const Plan plan = MakePlan(quick, info, seed);
+    for (const PlanItem& it : plan.items) {
+      if (it.kind != ItemKind::kVerify) continue;
+      const std::string arg = "stable_cpu";
+      const results::TestResult r =
+          RunVerifyRowIds(ItemRun{**sampler, arg, plan, it, -1, nullptr, {}});
+      EXPECT_EQ(r.status, results::Status::kPass)
+          << it.Id() << " seed " << seed << ": " << r.note << (r.failure ? r.failure->message : "");
+      EXPECT_EQ(r.cases, 96u);
+      EXPECT_LT(r.worst_error, 0.5) << r.note;  // at most 7 of 32 pairs the same in any kind
+    }
+  }
 }
 
 TEST(VerifyFamily, TheTrialsReachTheProfilesPower) {

@@ -146,13 +146,6 @@ std::string CountsChart(const TestResult& r) {
       deviating);
 }
 
-// A statistical result whose power is short of the profile's target but that did not fail is a
-// screen (SPEC section 11): a diagnostic, never a Pass of a distribution claim.
-bool IsScreen(const TestResult& r, double required) {
-  return !std::isnan(r.power_tv) && r.power_tv > required && results::IsConformant(r.status) &&
-         r.status != Status::kNotSupported;
-}
-
 // The step of a numeric axis from 0 to `top`: 1, 2 or 5 times a power of ten, 3 to 6 ticks.
 double AxisStep(double top) {
   const double raw = top / 4;
@@ -172,7 +165,7 @@ std::string PowerChart(const Report& report) {
     if (!std::isnan(r.power_tv) && r.power_tv > 0) tests.push_back(&r);
   }
   if (tests.empty()) return "<p>No distribution tests ran.</p>";
-  const double required = NumberFrom(report.context.value("required_tv", json(0.01)));
+  const double required = TargetTv(report);
   double top = required * 1.5;
   for (const TestResult* r : tests) top = std::max(top, r->power_tv);
   const double step = AxisStep(top);
@@ -613,7 +606,7 @@ std::string RenderHtml(const Report& report) {
       "error</th><th>p</th><th>level</th><th>power TV</th><th>draws</th><th>s</th><th>note"
       "</th></tr>\n";
   std::string last_anchor;
-  const double required = NumberFrom(report.context.value("required_tv", json(0.01)));
+  const double required = TargetTv(report);
   for (const TestResult& r : report.results) {
     const std::string anchor = Anchor(r.property, r.dtype);
     const bool first = anchor != last_anchor;

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
 #include <set>
 #include <string_view>
 #include <tuple>
@@ -107,8 +110,14 @@ json ReportToJson(const Report& report) {
   j["completeness"] = {{"complete", report.complete},
                        {"reason", results::SanitizeUtf8(report.incomplete_reason)}};
   if (report.signal > 0) j["completeness"]["signal"] = report.signal;
+  // A screen (SPEC section 11) says so beside its status (schema 3.4), so that no reader of the
+  // status alone takes it for a Pass of a distribution claim.
+  const double target_tv = TargetTv(report);
   json rs = json::array();
-  for (const TestResult& r : report.results) rs.push_back(ToJson(r));
+  for (const TestResult& r : report.results) {
+    rs.push_back(ToJson(r));
+    if (IsScreen(r, target_tv)) rs.back()["screen"] = true;
+  }
   j["results"] = rs;
   std::map<std::string, int> counts;
   for (const TestResult& r : report.results) ++counts[results::StatusName(r.status)];
@@ -352,6 +361,15 @@ std::string FirstDifference(const json& a, const json& b) {
 
 }  // namespace
 
+double TargetTv(const Report& report) {
+  return NumberFrom(report.context.value("required_tv", json(0.01)));
+}
+
+bool IsScreen(const TestResult& r, double target_tv) {
+  return !std::isnan(r.power_tv) && r.power_tv > target_tv && results::IsConformant(r.status) &&
+         r.status != Status::kNotSupported;
+}
+
 bool EvidenceExercised(const Report& report, const std::string& word) {
   const std::size_t colon = word.find(':');
   if (colon == std::string::npos) return false;
@@ -544,22 +562,71 @@ namespace {
 
 std::string S(std::string_view text) { return results::EscapeForTerminal(text); }
 
-std::string PropertyTable(const std::vector<TestResult>& results) {
+// The property x dtype table. A cell whose passes are screens (SPEC section 11) says so: "Pass
+// (screen)" when every conformant result in it is one, "Pass (N screens)" when N of them are (N >
+// 0).
+std::string PropertyTable(const std::vector<TestResult>& results, double target_tv) {
   const auto agg = Aggregate(results);
+  std::map<Key, std::pair<int, int>> screens;  // (screens, Pass or Warning results) per cell
+  for (const TestResult& r : results) {
+    auto& [n, of] = screens[{r.property, r.dtype}];
+    n += IsScreen(r, target_tv);
+    of += r.status == Status::kPass || r.status == Status::kWarning;
+  }
   std::set<std::string> props, dtypes;
+  std::map<Key, std::string> labels;
+  std::size_t width = 13;
   for (const auto& [key, status] : agg) {
     props.insert(key.first);
     dtypes.insert(key.second);
+    std::string label = results::StatusName(status);
+    const auto [n, of] = screens[key];
+    if (n > 0 && results::IsConformant(status)) {
+      label += n == of ? " (screen)" : fmt::format(" ({} screen{})", n, n == 1 ? "" : "s");
+    }
+    width = std::max(width, label.size());
+    labels[key] = std::move(label);
   }
   std::string out = fmt::format("{:<12}", "property");
-  for (const std::string& d : dtypes) out += fmt::format(" {:<13}", S(d));
+  for (const std::string& d : dtypes) out += fmt::format(" {:<{}}", S(d), width);
   out += "\n";
   for (const std::string& p : props) {
     out += fmt::format("{:<12}", S(p));
     for (const std::string& d : dtypes) {
-      auto it = agg.find({p, d});
-      out += fmt::format(" {:<13}", it == agg.end() ? "-" : results::StatusName(it->second));
+      auto it = labels.find({p, d});
+      out += fmt::format(" {:<{}}", it == labels.end() ? "-" : it->second, width);
     }
+    out += "\n";
+  }
+  return out;
+}
+
+// The screens (SPEC section 11), one line per property and dtype with their count and the range
+// of the power they reached: diagnostics, never Passes of a distribution claim.
+std::string Screens(const std::vector<TestResult>& results, double target_tv) {
+  struct Group {
+    int count = 0;
+    double low = std::numeric_limits<double>::infinity(), high = 0;
+  };
+  std::map<Key, Group> groups;
+  int total = 0;
+  for (const TestResult& r : results) {
+    if (!IsScreen(r, target_tv)) continue;
+    ++total;
+    Group& g = groups[{r.property, r.dtype}];
+    ++g.count;
+    g.low = std::min(g.low, r.power_tv);
+    g.high = std::max(g.high, r.power_tv);
+  }
+  if (total == 0) return "";
+  std::string out = fmt::format(
+      "\nscreens ({}): passed with power short of the profile's target TV {:.3g}, diagnostics "
+      "that certify no distribution claim (SPEC section 11):\n",
+      total, target_tv);
+  for (const auto& [key, g] : groups) {
+    out += fmt::format("  {:<10} {:<5} {:>3} detect TV {:.2g}", S(key.first), S(key.second),
+                       g.count, g.low);
+    if (g.high > g.low) out += fmt::format(" to {:.2g}", g.high);
     out += "\n";
   }
   return out;
@@ -708,7 +775,9 @@ std::string TextSummary(const Report& report, const std::string& path) {
   if (outcome.kind == OutcomeKind::kIncomplete || outcome.kind == OutcomeKind::kPartial) {
     out += S(outcome.text) + "\n";
   }
-  out += PropertyTable(report.results);
+  const double target_tv = TargetTv(report);
+  out += PropertyTable(report.results, target_tv);
+  out += Screens(report.results, target_tv);
   // The row files WriteReportSet writes beside report.json, named here too: a run's own
   // results carry each failure's row, not yet its file's name.
   std::vector<TestResult> named = report.results;
@@ -725,6 +794,10 @@ std::string TextSummary(const Report& report, const std::string& path) {
   for (const TestResult& r : report.results) ++counts[results::StatusName(r.status)];
   out += fmt::format("\n{} results:", report.results.size());
   for (const auto& [status, n] : counts) out += fmt::format(" {} {}", n, status);
+  const auto screens = std::ranges::count_if(
+      report.results, [&](const TestResult& r) { return IsScreen(r, target_tv); });
+  if (screens > 0)
+    out += fmt::format(", {} of them screens (not passes of a distribution claim)", screens);
   out += fmt::format("\nverdict: {} (report: {})\n", S(outcome.text), S(path));
   return out;
 }

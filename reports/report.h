@@ -54,6 +54,16 @@ struct Report {
 // exercised (design:AXIS.CLASS).
 bool EvidenceExercised(const Report& report, const std::string& word);
 
+// SPEC section 11, "Screens are not passes": the profile's target (the TV every distribution
+// test should detect with probability 0.9), as the report's context records it.
+double TargetTv(const Report& report);
+
+// A statistical result that did not fail (Pass or Warning) whose stated power (STAT-5) is short
+// of the profile's target: a screen, a diagnostic that certifies no distribution claim. Every
+// format labels it: report.json's "screen", the terminal's and the HTML's "(screen)", JUnit's
+// test case name and output.
+bool IsScreen(const results::TestResult& r, double target_tv);
+
 // The report's coverage table (SPEC COV-1): per coverage-model axis and class, the properties
 // that exercised it on design rows with their row counts (over dtypes), or the declaration's
 // reason to exclude it; from the results' coverage tags alone, so a merge of shards gets it too.

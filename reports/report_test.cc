@@ -18,6 +18,7 @@
 #include "reports/html.h"
 #include "reports/junit.h"
 #include "reports/report_json.h"
+#include "reports/report_schema.h"
 #include "reports/report_set.h"
 #include "runner/runner.h"
 
@@ -167,6 +168,70 @@ TEST(Html, ScreensAreLabelledAndNotRed) {
   const std::string short_of_it = RenderHtml(r);
   EXPECT_NE(short_of_it.find("class=\"bar bad\""), std::string::npos);
   EXPECT_EQ(short_of_it.find("zipf (screen)"), std::string::npos);
+}
+
+// SPEC section 11 outside the HTML: a Pass short of the target carries the label in report.json
+// (schema-valid, read back), the terminal summary and JUnit; the same result at full power, and a
+// result short of it that is Inconclusive, carry none.
+TEST(Screens, LabelledInJsonTerminalAndJUnit) {
+  Report r = Synthetic();  // target TV 0.05
+  TestResult screen;
+  screen.property = "DIST-3";
+  screen.dtype = "f32";
+  screen.family = "zipf";
+  screen.status = Status::kPass;
+  screen.cases = 1;
+  screen.p_value = 0.5;
+  screen.level = 1e-5;
+  screen.power_tv = 0.15;
+  screen.draws = 1024;
+  TestResult full = screen;
+  full.property = "DIST-1";
+  full.family = "flat_V64";
+  full.power_tv = 0.04;
+  full.draws = 4096;
+  r.results = {screen, full};
+
+  const nlohmann::json j = ReportToJson(r);
+  EXPECT_EQ(ValidateReport(j), "");
+  EXPECT_EQ(j["results"][0].value("screen", false), true);
+  EXPECT_FALSE(j["results"][1].contains("screen"));
+  std::string error;
+  const Report back = ReportFromJson(j, &error);
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(ReportToJson(back), j);
+  nlohmann::json wrong = j;
+  wrong["results"][0]["screen"] = false;  // only ever written as true
+  EXPECT_NE(ValidateReport(wrong), "");
+
+  const std::string text = TextSummary(r, "r.json");
+  EXPECT_NE(text.find("DIST-3       Pass (screen)"), std::string::npos) << text;
+  EXPECT_NE(text.find("screens (1): passed with power short of the profile's target TV 0.05"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("DIST-3     f32     1 detect TV 0.15"), std::string::npos) << text;
+  EXPECT_NE(text.find("2 Pass, 1 of them screens"), std::string::npos) << text;
+  EXPECT_EQ(text.find("DIST-1       Pass (screen)"), std::string::npos) << text;
+
+  const std::string xml = RenderJUnit(r);
+  EXPECT_NE(xml.find("name=\"zipf (screen)\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("Pass (screen): detects TV 0.15 with 1024 draws, short of the profile's "
+                     "target TV 0.05"),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("name=\"flat_V64\""), std::string::npos) << xml;
+
+  // At full power, or short of it but not passing (Inconclusive), nothing says screen.
+  for (const double power : {0.05, 0.15}) {
+    Report plain = r;
+    plain.results[0].power_tv = power;
+    if (power > 0.05) plain.results[0].status = Status::kInconclusive;
+    const nlohmann::json pj = ReportToJson(plain);
+    EXPECT_EQ(ValidateReport(pj), "");
+    EXPECT_FALSE(pj["results"][0].contains("screen")) << power;
+    EXPECT_EQ(TextSummary(plain, "r.json").find("screen"), std::string::npos) << power;
+    EXPECT_EQ(RenderJUnit(plain).find("screen"), std::string::npos) << power;
+  }
 }
 
 // SPEC TRACE-1 in the report (schema 3.3): each clause with its evidence words marked exercised

@@ -24,6 +24,10 @@
 //                        p_j: q p + p (1 - q) = p).
 //   batch_position_rng   key the randomness by the chain's position in the batch instead of its
 //                        row id and draw (per-request streams read by output slot). VER-5.
+//   row_id_ignored       key the uniforms by (seed, draw) alone, the row id left out (a stream per
+//                        draw step shared by every request of the batch): each chain's own
+//                        trials follow the laws, but two row ids at one draw give the same
+//                        output. VER-7 (SPEC VER-DET-1's key), nothing else.
 //   unchecked_draft      no validation of the drafts: q(d) = 0 or a draft that sums to 0.5 is
 //                        verified anyway. VER-INV-1.
 //   draft_params_ignored with draft rows given as logits, q_j is the softmax of the draft logits
@@ -146,7 +150,9 @@ class FlawedVerifier {
       const auto& p = targets.rows[c];
       const std::size_t k = static_cast<std::size_t>(ch.num_drafts);
       int64_t* out = tokens + c * stride;
-      const uint64_t row_id = defect_ == "batch_position_rng" ? c : ch.row_id;
+      const uint64_t row_id = defect_ == "batch_position_rng" ? c
+                              : defect_ == "row_id_ignored"   ? 0
+                                                              : ch.row_id;
       const uint64_t draw = defect_ == "batch_position_rng" ? 0 : ch.draw;
       auto uniform = [&](std::size_t slot) {
         return sampcert::CanonicalUniform(seed, row_id, 64 * draw + slot);
