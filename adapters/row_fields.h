@@ -91,6 +91,10 @@ struct RowField {
   Capability capability{};
   bool key = false;    // keys the row's random stream, not its distribution (row_id)
   uint32_t minor = 0;  // the ABI MINOR (and exec protocol MINOR) that appended it
+  // Whether the exec protocol's row header carries it. A field it does not carry yet has no
+  // `wire` name (and no wire_offset); the exec host refuses a child declaring its capability,
+  // and the Python helper's Row and PROTOCOL.md leave it out (seed, seed_mode: ABI MINOR 5).
+  constexpr bool OnWire() const { return !wire.empty(); }
 };
 
 inline constexpr double kRowInf = std::numeric_limits<double>::infinity();
@@ -178,6 +182,37 @@ inline constexpr RowField kRowFields[] = {
      .hi = kRowInf,
      .hi_open = true,
      .key = true},
+    // ABI MINOR 5 (SPEC section 17): the per-request seed. Not on the exec wire yet.
+    {.name = "seed",
+     .member = &RowParams::seed,
+     SAMPCERT_ROW_ABI(seed),
+     .wire = {},  // not on the exec wire
+     .row_file_key = "seed",
+     .flag = "--row-seed",
+     .help = "The row's own seed (read with --seed-mode 1)",
+     .label = "seed",
+     .range = "[0, 2^64)",
+     .lo = 0,
+     .hi = kRowInf,
+     .hi_open = true,
+     .capability = {SAMPCERT_CAP_SEEDS, "seeds", "seeds"},
+     .key = true,
+     .minor = 5},
+    {.name = "seed_mode",
+     .member = &RowParams::seed_mode,
+     SAMPCERT_ROW_ABI(seed_mode),
+     .wire = {},
+     .row_file_key = "seed_mode",
+     .flag = "--seed-mode",
+     .help = "What keys the row's draws: 0 the call's seed, 1 the row's seed, 2 unseeded",
+     .label = "seed_mode",
+     .range = "[0, 2]",
+     .lo = 0,
+     .hi = 2,
+     .requirement = "must be 0 (the call's seed), 1 (the row's seed) or 2 (unseeded)",
+     .capability = {SAMPCERT_CAP_SEEDS, "seeds", "seeds"},
+     .key = true,
+     .minor = 5},
 };
 
 #undef SAMPCERT_ROW_ABI
@@ -208,12 +243,13 @@ std::size_t RowFieldBytes(const RowField& field);
 // ---- The encodings ----
 
 // The ABI row's parameters, and back (only the fields; logits, mask and struct_size are the
-// caller's).
+// caller's). A field past the row's struct_size (an older layout's row) reads as its default.
 RowParams RowParamsFromAbi(const sampcert_row& row);
 void RowParamsToAbi(const RowParams& params, sampcert_row* row);
 
-// The exec protocol's row header (PROTOCOL.md, "Batch"): the fields at their wire offsets and
-// the row's flags (bit 0 logits, bit 1 mask) at kRowFlagsOffset.
+// The exec protocol's row header (PROTOCOL.md, "Batch"): the fields on the wire at their wire
+// offsets and the row's flags (bit 0 logits, bit 1 mask) at kRowFlagsOffset; the fields it does
+// not carry read as their defaults.
 inline constexpr std::size_t kRowHeaderBytes = 32;
 inline constexpr std::size_t kRowFlagsOffset = 12;
 void WriteRowHeader(const RowParams& params, uint32_t flags, char* out);
@@ -222,14 +258,16 @@ RowParams ReadRowHeader(const char* in, uint32_t* flags);
 // The row file's fields (SPEC section 11): a float as its fp32 bit pattern under "<key>_bits"
 // with its decimal value under "<key>" (the text "inf", "-inf" or "nan" when not finite), an
 // integer as itself. The reader refuses a missing or malformed field by name; a decimal that
-// disagrees with its bits is an error.
+// disagrees with its bits is an error. A field of a later ABI MINOR (minor > 0) is written only
+// where it is not its default, and reads as its default where it is missing (older row files).
 void RowParamsToRowFile(const RowParams& params, nlohmann::ordered_json* out);
 std::optional<Error> RowParamsFromRowFile(const nlohmann::json& j, RowParams* out);
 // Whether `key` is one of the row file's keys for the fields.
 bool IsRowFileKey(std::string_view key);
 
 // The report's input text: "T=0.5 top_k=0 top_p=1 min_p=0" (keys false: the fields that shape
-// the distribution) or "row_id=7" (keys true).
+// the distribution) or "row_id=7" (keys true). A field of a later ABI MINOR shows only where it
+// is not its default ("row_id=7 seed=5 seed_mode=1").
 std::string RowParamsText(const RowParams& params, bool keys);
 
 // Whether the fields of two rows that shape the distribution are equal, bit for bit (keys, such
