@@ -90,6 +90,10 @@ Error CheckBatchShape(const sampcert_batch* batch, uint32_t capabilities) {
       return Error{ErrorCode::kUnsupported, fmt::format("row {}: penalties are not declared", r),
                    static_cast<int64_t>(r)};
     }
+    if ((capabilities & SAMPCERT_CAP_SEEDS) == 0 && batch->rows[r].seed_mode != kSeedCall) {
+      return Error{ErrorCode::kUnsupported, fmt::format("row {}: seeds are not declared", r),
+                   static_cast<int64_t>(r)};
+    }
   }
   return Error{};
 }

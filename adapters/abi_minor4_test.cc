@@ -1,7 +1,10 @@
 // ABI MINOR 4 on the host side (SPEC PEN-ABI-1): sampcert_row grew, and rows are an array whose
 // stride is a row's size, so a plug-in of MINOR 3 or older gets its rows at the MINOR 3 layout
 // (56 bytes, struct_size 56) and never a penalized row; a MINOR 4 plug-in gets the history.
-// Fake tables stand in for plug-ins, reading the rows as a plug-in built against each header.
+// ABI MINOR 5 (SPEC SEED-ABI-1): the row grew again (seed, seed_mode), so a MINOR 4 plug-in gets
+// its rows at the MINOR 4 layout (104 bytes) and never a row with a seed_mode; a MINOR 5 plug-in
+// gets them. Fake tables stand in for plug-ins, reading the rows as a plug-in built against each
+// header.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -20,6 +23,8 @@ struct Seen {
   uint64_t row_id;
   uint64_t outputs;
   float repetition;
+  uint64_t seed = 0;
+  int64_t seed_mode = 0;
 };
 std::vector<Seen> g_seen;
 uint32_t g_minor = 3;
@@ -32,6 +37,7 @@ int32_t GetInfo(sampcert_sampler_info* info, sampcert_error*) {
   info->version = "1";
   info->capabilities = SAMPCERT_CAP_F32 | SAMPCERT_CAP_BATCH;
   if (g_minor >= 4) info->capabilities |= SAMPCERT_CAP_PENALTIES;
+  if (g_minor >= 5) info->capabilities |= SAMPCERT_CAP_SEEDS;
   info->truncation_order[1] = SAMPCERT_STEP_TOP_P;
   info->truncation_order[2] = SAMPCERT_STEP_MIN_P;
   return SAMPCERT_STATUS_OK;
@@ -43,8 +49,9 @@ int32_t Create(const char*, sampcert_sampler** out, sampcert_error*) {
 void Destroy(sampcert_sampler* s) { delete reinterpret_cast<int*>(s); }
 int32_t Sample(sampcert_sampler*, const sampcert_batch* b, uint64_t, uint64_t, uint64_t draws,
                int64_t* out, sampcert_error*) {
-  // A MINOR 3 plug-in's sizeof(sampcert_row) is 56: its rows[r] is 56 bytes after rows[r - 1].
-  const std::size_t stride = g_minor >= 4 ? sizeof(sampcert_row) : 56;
+  // A MINOR 3 plug-in's sizeof(sampcert_row) is 56: its rows[r] is 56 bytes after rows[r - 1];
+  // a MINOR 4 plug-in's is 104.
+  const std::size_t stride = g_minor >= 5 ? sizeof(sampcert_row) : g_minor == 4 ? 104 : 56;
   for (uint64_t r = 0; r < b->num_rows; ++r) {
     const auto* row =
         reinterpret_cast<const sampcert_row*>(reinterpret_cast<const char*>(b->rows) + r * stride);
@@ -52,6 +59,10 @@ int32_t Sample(sampcert_sampler*, const sampcert_batch* b, uint64_t, uint64_t, u
     if (g_minor >= 4) {
       s.outputs = row->num_output_tokens;
       s.repetition = row->repetition_penalty;
+    }
+    if (g_minor >= 5) {
+      s.seed = row->seed;
+      s.seed_mode = row->seed_mode;
     }
     g_seen.push_back(s);
     for (uint64_t j = 0; j < draws; ++j) out[r * draws + j] = 0;
@@ -107,11 +118,42 @@ TEST(AbiMinor4, AMinor4PluginGetsTheHistory) {
   g_seen.clear();
   ASSERT_TRUE((*s)->Sample(Batch{DType::kF32, 2, {a.view(), b.view()}}, 1, 0, 1).ok());
   ASSERT_EQ(g_seen.size(), 2u);
-  EXPECT_EQ(g_seen[0].struct_size, sizeof(sampcert_row));
+  EXPECT_EQ(g_seen[0].struct_size, 104u);
   EXPECT_EQ(g_seen[1].row_id, 22u);
   EXPECT_EQ(g_seen[1].outputs, 3u);
   EXPECT_EQ(g_seen[1].repetition, 1.5f);
   EXPECT_EQ(g_seen[0].repetition, 1.0f);
+  // A seeded or unseeded row cannot reach it: NotSupported at the host, and no call.
+  for (int64_t mode : {kSeedOwn, kSeedUnseeded}) {
+    b.Seed(7, mode);
+    g_seen.clear();
+    auto got = (*s)->Sample(Batch{DType::kF32, 2, {a.view(), b.view()}}, 1, 0, 1);
+    ASSERT_FALSE(got.ok()) << mode;
+    EXPECT_EQ(got.error().code, ErrorCode::kUnsupported);
+    EXPECT_NE(got.error().message.find("seeds"), std::string::npos) << got.error().message;
+    EXPECT_TRUE(g_seen.empty());
+  }
+}
+
+TEST(AbiMinor5, AMinor5PluginGetsTheSeed) {
+  const sampcert_sampler_api api = Api(5);
+  auto s = Sampler::Open(&api, nullptr);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  testing_support::TestRow a({1, 2}), b({3, 4}), c({5, 6});
+  a.RowId(11);
+  b.RowId(22).Seed(0xfedcba9876543210u, kSeedOwn);
+  c.RowId(33).Seed(0, kSeedUnseeded);
+  g_seen.clear();
+  ASSERT_TRUE((*s)->Sample(Batch{DType::kF32, 2, {a.view(), b.view(), c.view()}}, 1, 0, 1).ok());
+  ASSERT_EQ(g_seen.size(), 3u);
+  EXPECT_EQ(g_seen[0].struct_size, sizeof(sampcert_row));
+  EXPECT_EQ(g_seen[0].seed_mode, kSeedCall);
+  EXPECT_EQ(g_seen[1].row_id, 22u);
+  EXPECT_EQ(g_seen[1].seed, 0xfedcba9876543210u);
+  EXPECT_EQ(g_seen[1].seed_mode, kSeedOwn);
+  EXPECT_EQ(g_seen[2].row_id, 33u);
+  EXPECT_EQ(g_seen[2].seed_mode, kSeedUnseeded);
+  EXPECT_TRUE((*s)->abi_violations().empty());
 }
 
 }  // namespace

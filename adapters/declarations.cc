@@ -631,6 +631,10 @@ std::span<const Capability> Capabilities() {
     }
     std::sort(out.begin(), out.end(),
               [](const Capability& a, const Capability& b) { return a.bit < b.bit; });
+    // Fields that share a capability (seed, seed_mode) list it once.
+    out.erase(std::unique(out.begin(), out.end(),
+                          [](const Capability& a, const Capability& b) { return a.bit == b.bit; }),
+              out.end());
     return out;
   }();
   return all;

@@ -386,6 +386,15 @@ int32_t DecodeInfoReply(Program& p, const std::string& reply, sampcert_error* er
                          p.command, kExecProtocolMajor, kExecProtocolMinor));
     return SAMPCERT_STATUS_INVALID_ARGUMENT;
   }
+  // Nor does any row header carry a per-request seed yet (ABI MINOR 5's seed and seed_mode are
+  // not on the wire: adapters/row_fields.h): a child declaring `seeds` is refused likewise.
+  if (ok && (i.capabilities & SAMPCERT_CAP_SEEDS) != 0) {
+    SetError(err, SAMPCERT_STATUS_INVALID_ARGUMENT, -1,
+             fmt::format("exec sampler '{}' declares seeds, but protocol {}.{} does not carry a "
+                         "row's seed: certify seeds through the C ABI",
+                         p.command, kExecProtocolMajor, kExecProtocolMinor));
+    return SAMPCERT_STATUS_INVALID_ARGUMENT;
+  }
   // A newer MINOR may append fields: what follows is ignored (r.AtEnd() is not required).
   if (!ok) {
     SetError(err, SAMPCERT_STATUS_INTERNAL, -1,

@@ -79,6 +79,22 @@ TEST(ExecSampler, AChildDeclaringPenaltiesIsRefused) {
       << s.error().message;
 }
 
+// Nor does it send a row's seed (ABI MINOR 5): a child declaring seeds is refused likewise.
+TEST(ExecSampler, AChildDeclaringSeedsIsRefused) {
+  const std::string python = NUMPY_PYTHON;
+  if (python.empty()) GTEST_SKIP() << "no python3 with numpy";
+  const std::string script = std::string(SOURCE_DIR) + "/python";
+  auto p = OpenExecSampler(python + " -c 'import sys; sys.path.insert(0, \"" + script +
+                           "\"); import sampcert.protocol as sp; "
+                           "sp.serve(lambda *a: None, sp.Info(name=\"p\", "
+                           "capabilities=[\"f32\", \"seeds\"]))'");
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  auto s = Sampler::Open(p->api, p->library);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("declares seeds, but protocol 1.4"), std::string::npos)
+      << s.error().message;
+}
+
 TEST(ExecSampler, AForkedProcessGetsItsOwnChildAndTheSameDraws) {
   const std::string python = NUMPY_PYTHON;
   if (python.empty()) GTEST_SKIP() << "no python3 with numpy";

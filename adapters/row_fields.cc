@@ -28,11 +28,12 @@ constexpr std::size_t Bytes(const RowMember& m) {
 // 40-byte header, travels as zeros).
 consteval bool RowHeaderTiles() {
   for (const RowField& f : kRowFields) {
+    if (!f.OnWire()) continue;
     const std::size_t n = Bytes(f.member);
     if (f.wire_offset % n != 0 || f.wire_offset + n > kRowHeaderBytes) return false;
     if (f.wire_offset < kRowFlagsOffset + 4 && kRowFlagsOffset < f.wire_offset + n) return false;
     for (const RowField& g : kRowFields) {
-      if (&g != &f && f.wire_offset < g.wire_offset + Bytes(g.member) &&
+      if (&g != &f && g.OnWire() && f.wire_offset < g.wire_offset + Bytes(g.member) &&
           g.wire_offset < f.wire_offset + n) {
         return false;
       }
@@ -98,6 +99,17 @@ std::optional<Error> ReadUnsigned(const json& j, const std::string& name, uint64
   return std::nullopt;
 }
 
+// Whether the field of a later ABI MINOR is at its default in `p` (then the row file and the
+// report text leave it out, and they read as they did before it).
+bool LaterAndDefault(const RowField& f, const RowParams& p) {
+  if (f.minor == 0) return false;
+  const RowParams defaults;
+  return VisitRowField(f, p, [&](const auto& v) {
+    return VisitRowField(f, defaults,
+                         [&](const auto& d) { return std::memcmp(&v, &d, sizeof v) == 0; });
+  });
+}
+
 }  // namespace
 
 std::span<const RowField> RowFields() { return kRowFields; }
@@ -120,6 +132,7 @@ RowParams RowParamsFromAbi(const sampcert_row& row) {
   RowParams p;
   const char* base = reinterpret_cast<const char*>(&row);
   for (const RowField& f : kRowFields) {
+    if (f.abi_offset + Bytes(f.member) > row.struct_size) continue;  // an older layout's row
     VisitRowField(f, p, [&](auto& v) { std::memcpy(&v, base + f.abi_offset, sizeof v); });
   }
   return p;
@@ -137,6 +150,7 @@ void WriteRowHeader(const RowParams& params, uint32_t flags, char* out) {
   std::memset(out, 0, kRowHeaderBytes);
   std::memcpy(out + kRowFlagsOffset, &flags, sizeof flags);
   for (const RowField& f : kRowFields) {
+    if (!f.OnWire()) continue;
     VisitRowField(f, params,
                   [&](const auto& v) { std::memcpy(out + f.wire_offset, &v, sizeof v); });
   }
@@ -146,6 +160,7 @@ RowParams ReadRowHeader(const char* in, uint32_t* flags) {
   RowParams p;
   std::memcpy(flags, in + kRowFlagsOffset, sizeof *flags);
   for (const RowField& f : kRowFields) {
+    if (!f.OnWire()) continue;
     VisitRowField(f, p, [&](auto& v) { std::memcpy(&v, in + f.wire_offset, sizeof v); });
   }
   return p;
@@ -154,6 +169,7 @@ RowParams ReadRowHeader(const char* in, uint32_t* flags) {
 void RowParamsToRowFile(const RowParams& params, ordered_json* out) {
   ordered_json& j = *out;
   for (const RowField& f : kRowFields) {
+    if (LaterAndDefault(f, params)) continue;
     const std::string key(f.row_file_key);
     VisitRowField(f, params, [&](const auto& v) {
       if constexpr (std::is_same_v<std::remove_cvref_t<decltype(v)>, float>) {
@@ -169,6 +185,7 @@ void RowParamsToRowFile(const RowParams& params, ordered_json* out) {
 std::optional<Error> RowParamsFromRowFile(const json& j, RowParams* out) {
   for (const RowField& f : kRowFields) {
     const std::string key(f.row_file_key);
+    if (f.minor > 0 && !j.contains(key)) continue;  // an older row file: the default
     std::optional<Error> e = VisitRowField(f, *out, [&](auto& v) {
       using T = std::remove_cvref_t<decltype(v)>;
       if constexpr (std::is_same_v<T, float>) {
@@ -198,7 +215,7 @@ bool IsRowFileKey(std::string_view key) {
 std::string RowParamsText(const RowParams& params, bool keys) {
   std::string out;
   for (const RowField& f : kRowFields) {
-    if (f.key != keys) continue;
+    if (f.key != keys || LaterAndDefault(f, params)) continue;
     VisitRowField(f, params, [&](const auto& v) {
       out += fmt::format("{}{}={}", out.empty() ? "" : " ", f.label, v);
     });
@@ -235,8 +252,8 @@ json RowFieldsDump() {
                       {"default", def},
                       {"abi_member", f.abi_member},
                       {"abi_offset", f.abi_offset},
-                      {"wire", f.wire},
-                      {"wire_offset", f.wire_offset},
+                      {"wire", f.OnWire() ? json(f.wire) : json()},
+                      {"wire_offset", f.OnWire() ? json(f.wire_offset) : json()},
                       {"row_file_key", f.row_file_key},
                       {"flag", f.flag},
                       {"label", f.label},

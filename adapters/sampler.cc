@@ -319,7 +319,9 @@ std::vector<sampcert_row> Sampler::AbiRows(const Batch& batch) const {
 }
 
 std::size_t Sampler::RowStride() const {
-  return api_->abi_minor >= 4 ? SAMPCERT_ROW_STRUCT_SIZE : SAMPCERT_ROW_MINOR3_STRUCT_SIZE;
+  return api_->abi_minor >= 5   ? SAMPCERT_ROW_STRUCT_SIZE
+         : api_->abi_minor == 4 ? SAMPCERT_ROW_MINOR4_STRUCT_SIZE
+                                : SAMPCERT_ROW_MINOR3_STRUCT_SIZE;
 }
 
 Error Sampler::CheckPenalties(const Batch& batch) const {
@@ -328,6 +330,15 @@ Error Sampler::CheckPenalties(const Batch& batch) const {
     if (!info_.Has(SAMPCERT_CAP_PENALTIES) || api_->abi_minor < 4) {
       return Error{ErrorCode::kUnsupported,
                    fmt::format("row {}: sampler '{}' does not declare penalties", r, info_.name),
+                   static_cast<int64_t>(r)};
+    }
+  }
+  // MINOR 5 (SEED-ABI-1): a seeded or unseeded row only to a sampler that reads seed_mode.
+  for (std::size_t r = 0; r < batch.rows.size(); ++r) {
+    if (batch.rows[r].seed_mode == kSeedCall) continue;
+    if (!info_.Has(SAMPCERT_CAP_SEEDS) || api_->abi_minor < 5) {
+      return Error{ErrorCode::kUnsupported,
+                   fmt::format("row {}: sampler '{}' does not declare seeds", r, info_.name),
                    static_cast<int64_t>(r)};
     }
   }

@@ -120,9 +120,10 @@ class Sampler {
       : api_(api), keep_alive_(std::move(keep_alive)) {}
   std::vector<sampcert_row> AbiRows(const Batch& batch) const;
   // The stride and struct_size of the rows this plug-in reads: its own MINOR's sizeof (ABI
-  // MINOR 4: a plug-in of MINOR 0..3 indexes rows by 56 bytes).
+  // MINOR 4: a plug-in of MINOR 0..3 indexes rows by 56 bytes; MINOR 5: one of MINOR 4 by 104).
   std::size_t RowStride() const;
-  // kUnsupported when a row carries a penalty this plug-in cannot read (PEN-CAP-1).
+  // kUnsupported when a row carries a penalty (PEN-CAP-1) or a seed_mode (SEED-ABI-1) this
+  // plug-in cannot read.
   Error CheckPenalties(const Batch& batch) const;
   // One sample() call into the sampler, as asked.
   Expected<std::vector<int64_t>> SampleCall(const Batch& batch, uint64_t seed, uint64_t first_draw,

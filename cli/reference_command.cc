@@ -199,8 +199,11 @@ int RunReference(const ReferenceRequest& req, std::ostream& out, std::ostream& e
   if (req.draws > 0) {
     const ReferenceSampler sampler(ref->probs);
     std::vector<int64_t> tokens(static_cast<std::size_t>(req.draws));
-    sampler.Draw(req.seed, row.row_id, 0, tokens);
-    fmt::print(out, "draws (seed {}, row id {}):", req.seed, row.row_id);
+    // SPEC SEED-1: a row with its own seed draws by it; an unseeded row, by the call's seed.
+    const uint64_t seed = DrawSeed(row, req.seed);
+    sampler.Draw(seed, row.row_id, 0, tokens);
+    fmt::print(out, "draws (seed {}{}, row id {}):", seed,
+               row.seed_mode == kSeedOwn ? " (the row's)" : "", row.row_id);
     for (int64_t t : tokens) fmt::print(out, " {}", t);
     fmt::print(out, "\n");
   }

@@ -88,7 +88,8 @@ TEST(RowOptions, EveryFieldHasItsFlag) {
     if (f.flag.find(',') == std::string_view::npos) shortest = std::string(f.flag);
     EXPECT_NE(RowParamFlagList().find(shortest), std::string::npos) << RowParamFlagList();
   }
-  EXPECT_EQ(RowParamFlagList(), "-t, --top-k, --top-p, --min-p and --row-id");
+  EXPECT_EQ(RowParamFlagList(),
+            "-t, --top-k, --top-p, --min-p, --row-id, --row-seed and --seed-mode");
 }
 
 TEST(RowOptions, UnsignedFieldsRefuseWhatCli11WouldWrap) {

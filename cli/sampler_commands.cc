@@ -110,7 +110,13 @@ int RunSample(const std::string& sampler, const ReferenceRequest& req, std::ostr
       return 1;
     default: fmt::print(err, "sampler crash: {}\n", S(drawn->message)); return 1;
   }
-  fmt::print(out, "{} draws (seed {}, row id {}):", S(info->name), req.seed, parsed.view.row_id);
+  // SPEC section 17: a row with its own seed draws by it; an unseeded one by the engine's.
+  const RowView& row = parsed.view;
+  fmt::print(out, "{} draws (seed {}, row id {}):", S(info->name),
+             row.seed_mode == kSeedOwn        ? fmt::format("{} (the row's)", row.seed)
+             : row.seed_mode == kSeedUnseeded ? std::string("none: unseeded")
+                                              : fmt::format("{}", req.seed),
+             row.row_id);
   for (int64_t t : drawn->tokens) fmt::print(out, " {}", t);
   fmt::print(out, "\n");
   return 0;

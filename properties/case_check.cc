@@ -34,6 +34,7 @@ CaseKeys KeysForCase(const RowCase& row, const adapters::SamplerInfo& info) {
   for (std::string& k : SupportKeys(*ref)) keys.properties.push_back(std::move(k));
   for (std::string& k : ProbabilityKeys(row, info)) keys.properties.push_back(std::move(k));
   for (std::string& k : InvarianceKeys(row, *ref, info)) keys.properties.push_back(std::move(k));
+  for (std::string& k : SeedKeys(row, info)) keys.properties.push_back(std::move(k));
   return keys;
 }
 
@@ -55,6 +56,7 @@ std::vector<Outcome> CheckCase(adapters::Sampler& sampler, const RowCase& row, u
     CheckProbabilityFamily(ctx);
     CheckBatch(ctx);
     CheckMixedBatches(ctx);
+    CheckSeeds(ctx);
   }
   std::vector<Outcome> out;
   for (const std::string& k : keys.properties) out.push_back(ctx.outcomes.at(k));

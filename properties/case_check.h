@@ -6,7 +6,8 @@
 //
 // One file per property family: case_validity.cc (INV-ERR-1, VALID-1), case_support.cc (RANGE-1,
 // SUPP-1, SUPP-2, LIM-1, LIM-2), case_probabilities.cc (FIN-1, NORM-1, PROB-1, SHIFT-1, PERM-1),
-// case_invariance.cc (DET-1, DET-2, DET-3, BATCH-1, BATCH-2).
+// case_invariance.cc (DET-1, DET-2, DET-3, BATCH-1, BATCH-2), case_seeds.cc (SEED-1, SEED-2,
+// SEED-3).
 #ifndef SAMPCERT_PROPERTIES_CASE_CHECK_H_
 #define SAMPCERT_PROPERTIES_CASE_CHECK_H_
 
@@ -71,6 +72,7 @@ bool CheckProbabilityFamily(CaseContext& ctx);  // false: no probabilities came 
 void CheckDeterminism(CaseContext& ctx);
 void CheckBatch(CaseContext& ctx);
 void CheckMixedBatches(CaseContext& ctx);  // BATCH-2
+void CheckSeeds(CaseContext& ctx);         // SEED-1, SEED-2, SEED-3
 // INV-ERR-1 on an invalid row.
 Outcome CheckInvalid(adapters::Sampler& sampler, const RowCase& row, uint64_t seed,
                      const Error& expected);
@@ -80,6 +82,7 @@ std::vector<std::string> SupportKeys(const ReferenceDistribution& ref);
 std::vector<std::string> ProbabilityKeys(const RowCase& row, const adapters::SamplerInfo& info);
 std::vector<std::string> InvarianceKeys(const RowCase& row, const ReferenceDistribution& ref,
                                         const adapters::SamplerInfo& info);
+std::vector<std::string> SeedKeys(const RowCase& row, const adapters::SamplerInfo& info);
 
 // Whether a sampler returned the same probabilities twice (BATCH-1, BATCH-2): equal values, a NaN
 // matching a NaN (its payload aside). A NaN a sampler returns for a row is FIN-1's failure on that

@@ -447,6 +447,31 @@ constexpr Clause kClauses[] = {
          "the plan sends no token history yet: the exec: protocol and the certify families do not "
          "carry penalties (issue 35); penalty_sequence_test checks stable_cpu and "
          "five mutants directly, outside the certification"},
+    // --- 17. Per-request seeds ---
+    {.id = "IN-7",
+     .promise = "a row's seed_mode and seed key its draws (section 17)",
+     .evidence = "property:SEED-1"},
+    {.id = "SEED-IN-1",
+     .promise = "seed_mode 0 keys a row by the call's seed, as before MINOR 5",
+     .evidence = "property:DET-1 property:DET-2 property:BATCH-2"},
+    {.id = "SEED-1",
+     .promise = "a seeded row's draws depend on its seed, row id and inputs alone",
+     .evidence = "property:SEED-1"},
+    {.id = "SEED-2",
+     .promise = "two rows of one seed and one row id in a batch draw the same tokens",
+     .evidence = "property:SEED-2"},
+    {.id = "SEED-3",
+     .promise = "an unseeded row is a correct draw: its tokens inside its support",
+     .evidence = "property:SEED-3"},
+    {.id = "SEED-CAP-1",
+     .promise = "a sampler declaring seeds reads seed_mode and seed",
+     .evidence = "property:SEED-1 property:SEED-3"},
+    {.id = "SEED-ABI-1",
+     .promise = "MINOR 5 rows carry the seed; a MINOR 4 plug-in gets the MINOR 4 layout",
+     .not_exercised =
+         "the host's packing, not a sampler's output: abi_minor4_test checks it with fake "
+         "plug-ins of MINOR 3, 4 and 5; the exec: protocol does not carry a row's seed yet "
+         "(a child declaring seeds is refused)"},
 };
 
 constexpr std::string_view kSuiteOwn[] = {

@@ -2,7 +2,8 @@
 // of properties. The plan is in plan.h; the properties are one file per family:
 //   generated rows (generated_rows.cc, case_check.cc): case_validity.cc (INV-ERR-1, VALID-1),
 //     case_support.cc (RANGE-1, SUPP-1, SUPP-2, LIM-1, LIM-2), case_probabilities.cc (FIN-1,
-//     NORM-1, PROB-1, SHIFT-1, PERM-1), case_invariance.cc (DET-1, DET-2, DET-3, BATCH-1, BATCH-2);
+//     NORM-1, PROB-1, SHIFT-1, PERM-1), case_invariance.cc (DET-1, DET-2, DET-3, BATCH-1,
+//     BATCH-2), case_seeds.cc (SEED-1, SEED-2, SEED-3);
 //   planned rows: distribution.cc (DIST-1, DIST-2), tail.cc (TAIL-1), deviation.cc (DEV-1).
 // Each item runs through the Sampler handle only and is designed to run in a worker process: its
 // results are plain data (results/), and a crash or hang becomes the item's status (runner/).

@@ -189,6 +189,9 @@ inline constexpr PropertyLine kGeneratedRowsProperties[] = {
     {"DET-2", "different seeds, different streams"},
     {"DET-3", "different row ids, different streams"},
     {"PROB-1", "probabilities within the tolerance table of the reference"},
+    {"SEED-1", "a row's own seed keys its draws, whatever its batchmates and the call's seed"},
+    {"SEED-2", "two rows of one seed and one row id in a batch draw the same tokens"},
+    {"SEED-3", "an unseeded row draws inside its support"},
     {"DIST-3", "the generated rows' draws, pooled, follow their references (PIT, score test)"},
 };
 inline constexpr PropertyLine kDistributionProperties[] = {

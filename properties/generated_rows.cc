@@ -77,7 +77,9 @@ std::vector<std::pair<std::string, uint32_t>> PropertyNeeds() {
   return {{"PROB-1", SAMPCERT_CAP_PROBABILITIES}, {"FIN-1", SAMPCERT_CAP_PROBABILITIES},
           {"NORM-1", SAMPCERT_CAP_PROBABILITIES}, {"SHIFT-1", SAMPCERT_CAP_PROBABILITIES},
           {"PERM-1", SAMPCERT_CAP_PROBABILITIES}, {"BATCH-1", SAMPCERT_CAP_BATCH},
-          {"BATCH-2", SAMPCERT_CAP_BATCH},        {"LIM-1", SAMPCERT_CAP_TEMPERATURE_ZERO}};
+          {"BATCH-2", SAMPCERT_CAP_BATCH},        {"LIM-1", SAMPCERT_CAP_TEMPERATURE_ZERO},
+          {"SEED-1", SAMPCERT_CAP_SEEDS},         {"SEED-2", SAMPCERT_CAP_SEEDS},
+          {"SEED-3", SAMPCERT_CAP_SEEDS}};
 }
 
 // The properties reported NotSupported (family "*") for a declaration.

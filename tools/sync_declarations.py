@@ -137,7 +137,7 @@ def row_header_layout(row):
     """The row header's members in byte order: (name, numpy code), the flags included, a gap
     as ("pad<byte>", "V<n>") (zeros on the wire)."""
     members = [(row["flags_offset"], "flags", "<u4")]
-    members += [(f["wire_offset"], f["wire"], NUMPY[f["type"]]) for f in row["fields"]]
+    members += [(f["wire_offset"], f["wire"], NUMPY[f["type"]]) for f in on_wire(row)]
     members.sort()
     out, at = [], 0
     for offset, name, code in members + [(row["header_bytes"], None, "<u0")]:
@@ -149,6 +149,12 @@ def row_header_layout(row):
             out.append((name, code))
         at = offset + int(code[2:])
     return out
+
+
+def on_wire(row):
+    """The row's fields the exec protocol carries (a field without a wire name is not carried
+    yet: the exec host refuses a child declaring its capability)."""
+    return [f for f in row["fields"] if f["wire"] is not None]
 
 
 def py_default(f):
@@ -168,7 +174,7 @@ def python_row_block(dump):
              "# (PROTOCOL.md, \"Batch\"); ROW_FIELDS: (Row member, header field, converter).",
              *wrap_list("ROW_HEADER = np.dtype([", layout, "])"),
              "ROW_FIELDS = ["]
-    for f in row["fields"]:
+    for f in on_wire(row):
         lines.append(f'    ("{f["name"]}", "{f["wire"]}", {PY_ROW_TYPES[f["type"]]}),')
     lines += ["]", "", "",
               "@dataclasses.dataclass",
@@ -182,7 +188,7 @@ def python_row_block(dump):
               "    logits: np.ndarray",
               "    bits: np.ndarray",
               "    mask: Optional[np.ndarray]  # bool, True = allowed; None = all allowed"]
-    for f in row["fields"]:
+    for f in on_wire(row):
         lines.append(f'    {f["name"]}: {PY_ROW_TYPES[f["type"]]} = {py_default(f)}'
                      f'  # {f["range"]}')
     lines.append(ROW_END)
@@ -345,7 +351,7 @@ def batch_block(dump):
     """PROTOCOL.md's batch layout, with the row header from the row's table."""
     row = dump["row"]
     layout = row_header_layout(row)
-    by_wire = {f["wire"]: f for f in row["fields"]}
+    by_wire = {f["wire"]: f for f in on_wire(row)}
     header = ", ".join(("u32 flags" if n == "flags" else f"{by_wire[n]['type']} {n}" if n in by_wire
                         else f"{c[1:]} bytes of zeros") for n, c in layout)
     lines = [BATCH_BEGIN, "",
@@ -364,7 +370,7 @@ def batch_block(dump):
              "",
              "| field | type | byte | valid | default | needs | row file | flag |",
              "|---|---|---|---|---|---|---|---|"]
-    for f in row["fields"]:
+    for f in on_wire(row):
         d = f["default"]
         default = d if isinstance(d, str) else (repr(float(d)) if f["type"] == "f32" else str(d))
         if default.endswith(".0"):

@@ -277,11 +277,28 @@ Error StableCpuSampler::Probabilities(const sampcert_batch& batch, double* out) 
 
 Error StableCpuSampler::Sample(const sampcert_batch& batch, uint64_t seed, uint64_t first_draw,
                                uint64_t draws_per_row, int64_t* out) {
+  // An unseeded row's seed: the handle's stream, advanced once per call that has one.
+  uint64_t unseeded = 0;
+  for (std::size_t r = 0; r < batch.num_rows; ++r) {
+    if (batch.rows[r].seed_mode == kSeedUnseeded) {
+      unseeded_state_ += 0x9e3779b97f4a7c15ULL;
+      uint64_t z = unseeded_state_;
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+      unseeded = z ^ (z >> 31);
+      break;
+    }
+  }
   for (std::size_t r = 0; r < batch.num_rows; ++r) {
     if (Error e = Prepare(batch, r); e.code != ErrorCode::kOk) return e;
-    const uint64_t row_id = batch.rows[r].row_id;
+    const sampcert_row& row = batch.rows[r];
+    const uint64_t row_id = row.row_id;
+    // SEED-1: the row's own seed, the call's, or (unseeded) the handle's stream.
+    const uint64_t key = row.seed_mode == kSeedOwn        ? row.seed
+                         : row.seed_mode == kSeedUnseeded ? unseeded
+                                                          : seed;
     for (uint64_t j = 0; j < draws_per_row; ++j) {
-      out[r * draws_per_row + j] = TokenFor(CanonicalUniform(seed, row_id, first_draw + j));
+      out[r * draws_per_row + j] = TokenFor(CanonicalUniform(key, row_id, first_draw + j));
     }
   }
   return Error{};

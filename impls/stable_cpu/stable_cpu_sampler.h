@@ -3,7 +3,9 @@
 // +inf limits, masks, top-k / top-p / min-p with renormalization between steps (keep-all ties,
 // temperature first), clear errors for invalid input, and the canonical draw, so that for the
 // same seed and row id it draws the reference sampler's tokens outside rounding bands. A row's
-// result never depends on the rest of the batch.
+// result never depends on the rest of the batch. Per-request seeds (SPEC section 17): a row with
+// its own seed draws by (its seed, row id, draw), one of the call's seed by (the call's seed,
+// row id, draw), an unseeded row from the handle's own stream, which every call advances.
 //
 // Speed: one vectorized pass for the maximum (after an F16C / shift upcast for f16 / bf16), one
 // vectorized pass that writes the weights and per-block sums (vector_kernels.h); a draw scans
@@ -29,7 +31,8 @@ class StableCpuSampler {
       SAMPCERT_CAP_F32 | SAMPCERT_CAP_F16 | SAMPCERT_CAP_BF16 | SAMPCERT_CAP_MASK |
       SAMPCERT_CAP_TOP_K | SAMPCERT_CAP_TOP_P | SAMPCERT_CAP_MIN_P | SAMPCERT_CAP_TEMPERATURE_ZERO |
       SAMPCERT_CAP_PROBABILITIES | SAMPCERT_CAP_BATCH | SAMPCERT_CAP_VERIFY |
-      SAMPCERT_CAP_VERIFY_DRAFT_LOGITS | SAMPCERT_CAP_VERIFY_ACCEPTANCE | SAMPCERT_CAP_PENALTIES;
+      SAMPCERT_CAP_VERIFY_DRAFT_LOGITS | SAMPCERT_CAP_VERIFY_ACCEPTANCE | SAMPCERT_CAP_PENALTIES |
+      SAMPCERT_CAP_SEEDS;
   static constexpr std::size_t kBlock = 256;  // elements per block sum
   static void Describe(sampcert_sampler_info* info);
   static Policies DeclaredPolicies();
@@ -109,6 +112,9 @@ class StableCpuSampler {
   std::vector<uint32_t> scratch_index_;
   double total_ = 0;
   int64_t last_positive_ = -1;
+  // The engine's own generator for unseeded rows (SEED-3): a seed that each call with an
+  // unseeded row advances (splitmix64), so unseeded draws differ from call to call.
+  uint64_t unseeded_state_ = 0x2545f4914f6cdd1dULL;
 };
 
 const sampcert_sampler_api* StableCpuSamplerApi();

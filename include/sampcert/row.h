@@ -27,7 +27,20 @@ struct RowParams {
   float top_p = 1.0f;        // 1 = off
   float min_p = 0.0f;        // 0 = off
   uint64_t row_id = 0;       // keys the row's random stream (SPEC DRAW-1)
+  uint64_t seed = 0;         // the row's own seed, read when seed_mode is kSeedOwn (SEED-1)
+  int64_t seed_mode = 0;     // what keys the draws: kSeedCall, kSeedOwn or kSeedUnseeded
 };
+
+// RowParams::seed_mode (SPEC section 17; SAMPCERT_SEED_* of the ABI).
+inline constexpr int64_t kSeedCall = 0;      // the call's seed (DRAW-1), as before ABI MINOR 5
+inline constexpr int64_t kSeedOwn = 1;       // the row's own seed (SEED-1, SEED-2)
+inline constexpr int64_t kSeedUnseeded = 2;  // the engine's own generator (SEED-3)
+
+// The seed that keys a row's draws under a call's seed: its own with kSeedOwn, else the call's
+// (an unseeded row's draws are the engine's; the reference keys them by the call's seed).
+inline uint64_t DrawSeed(const RowParams& row, uint64_t call_seed) {
+  return row.seed_mode == kSeedOwn ? row.seed : call_seed;
+}
 
 // A non-owning view of one row: its buffers and its parameters. The caller owns every buffer
 // for as long as the view is used.

@@ -58,7 +58,14 @@ extern "C" {
  * such a plug-in indexes them by, and a row with a penalty on to such a plug-in is
  * SAMPCERT_STATUS_UNSUPPORTED at the host. A MINOR 4 plug-in refuses rows whose struct_size is
  * smaller than its own (an older host's) with SAMPCERT_STATUS_INVALID_ARGUMENT. */
-#define SAMPCERT_ABI_VERSION_MINOR 4u
+/* MINOR 5 appended to sampcert_row: a per-request seed (seed, seed_mode; SPEC section 17) with
+ * SAMPCERT_CAP_SEEDS and SAMPCERT_SEED_*. seed_mode 0 (SAMPCERT_SEED_CALL, and what a row of an
+ * older layout reads as) keys the row's draws by the call's seed, as before; 1
+ * (SAMPCERT_SEED_OWN) by the row's own `seed`; 2 (SAMPCERT_SEED_UNSEEDED) by the engine's own
+ * generator. A host passes a MINOR 4 plug-in its rows at the MINOR 4 layout (104 bytes), and a
+ * row with seed_mode != 0 to a plug-in of MINOR < 5 or without SAMPCERT_CAP_SEEDS is
+ * SAMPCERT_STATUS_UNSUPPORTED at the host. */
+#define SAMPCERT_ABI_VERSION_MINOR 5u
 
 #if defined(_WIN32)
 #define SAMPCERT_EXPORT __declspec(dllexport)
@@ -107,6 +114,8 @@ extern "C" {
 #define SAMPCERT_CAP_VERIFY_ACCEPTANCE (1u << 12)
 /* MINOR 4: the sampler reads the rows' history and applies the three penalties (PEN-CAP-1). */
 #define SAMPCERT_CAP_PENALTIES (1u << 13)
+/* MINOR 5: the sampler reads the rows' seed_mode and seed (SEED-CAP-1). */
+#define SAMPCERT_CAP_SEEDS (1u << 14)
 
 /* ---- Policies (SPEC section 4); values equal the C++ enums of sampcert/policies.h. ---- */
 #define SAMPCERT_GREEDY_UNIFORM 0
@@ -149,6 +158,10 @@ extern "C" {
 /* MINOR 4: the history a penalty rule sees (repetition_history, additive_history; PEN-POL-1). */
 #define SAMPCERT_HISTORY_PROMPT_AND_OUTPUT 0
 #define SAMPCERT_HISTORY_OUTPUT_ONLY 1
+/* MINOR 5: what keys a row's draws (sampcert_row.seed_mode; SPEC section 17). */
+#define SAMPCERT_SEED_CALL 0     /* the call's seed, with row_id and the draw index (DRAW-1) */
+#define SAMPCERT_SEED_OWN 1      /* the row's own seed, with row_id and the draw index (SEED-1) */
+#define SAMPCERT_SEED_UNSEEDED 2 /* the engine's own generator: any correct draw (SEED-3) */
 
 #define SAMPCERT_ERROR_MESSAGE_CAPACITY 1024
 
@@ -232,6 +245,10 @@ typedef struct sampcert_row {
   float presence_penalty;   /* PEN-3 beta: finite; 0 = off */
   float frequency_penalty;  /* PEN-3 alpha: finite; 0 = off */
   int32_t reserved1;
+  /* ---- MINOR 5 (SPEC section 17; read only where struct_size covers them, absent: 0, the
+   * call's seed). seed_mode != 0 only to a sampler declaring SAMPCERT_CAP_SEEDS. ---- */
+  uint64_t seed;     /* the row's own seed; read only when seed_mode is SAMPCERT_SEED_OWN */
+  int64_t seed_mode; /* SAMPCERT_SEED_*: 0 the call's seed, 1 `seed`, 2 unseeded */
 } sampcert_row;
 
 /* A batch of rows sharing dtype and vocabulary size. Filled by the caller. */
@@ -358,6 +375,9 @@ typedef int32_t (*sampcert_get_sampler_api_fn)(uint32_t host_major, uint32_t hos
 /* A MINOR 0..3 row ends before prompt_tokens (56 bytes): the layout and stride a host gives a
  * plug-in of those MINORs. */
 #define SAMPCERT_ROW_MINOR3_STRUCT_SIZE offsetof(sampcert_row, prompt_tokens)
+/* A MINOR 4 row ends before seed (104 bytes): the layout and stride a host gives a MINOR 4
+ * plug-in. */
+#define SAMPCERT_ROW_MINOR4_STRUCT_SIZE offsetof(sampcert_row, seed)
 /* Where the MINOR 4 fields of the info struct start. */
 #define SAMPCERT_SAMPLER_INFO_MINOR4_OFFSET offsetof(sampcert_sampler_info, repetition_history)
 #define SAMPCERT_BATCH_STRUCT_SIZE sizeof(sampcert_batch)
@@ -401,7 +421,9 @@ SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, row_id) == 48, "row layout");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, prompt_tokens) == 56, "row layout");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, num_prompt_tokens) == 72, "row layout");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, repetition_penalty) == 88, "row layout");
-SAMPCERT_STATIC_ASSERT(sizeof(sampcert_row) == 104, "row size");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, seed) == 104, "row layout");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, seed_mode) == 112, "row layout");
+SAMPCERT_STATIC_ASSERT(sizeof(sampcert_row) == 120, "row size");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_batch, dtype) == 8, "batch layout");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_batch, vocab) == 16, "batch layout");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_batch, rows) == 32, "batch layout");

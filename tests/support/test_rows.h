@@ -86,6 +86,12 @@ class TestRow {
     base_.row_id = id;
     return *this;
   }
+  // The row's seed and what keys its draws (SPEC section 17: kSeedCall, kSeedOwn, kSeedUnseeded).
+  TestRow& Seed(uint64_t seed, int64_t mode) {
+    base_.seed = seed;
+    base_.seed_mode = mode;
+    return *this;
+  }
   DType dtype() const { return base_.dtype; }
   std::size_t vocab() const { return base_.vocab; }
 
