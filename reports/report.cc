@@ -159,13 +159,23 @@ json ReportToJson(const Report& report) {
   // Certified: the cells whose every result passed (or passed against a declared deviation);
   // a cell with a known failure is not certified, whatever its other families did, and an
   // incomplete or partial run certifies nothing (the rest of a cell may not have run).
+  // A cell whose every result is a screen certifies no claim (SPEC section 11, "Screens are not
+  // passes"): it is listed as screened instead.
   const Outcome outcome = Verdict(report);
   const bool whole = outcome.kind != OutcomeKind::kIncomplete && outcome.scope.empty();
-  json certified = json::array(), known = json::array(), not_conformant = json::array();
+  std::map<Key, bool> all_screens;
+  for (const TestResult& r : report.results) {
+    const Key key{r.property, r.dtype};
+    const bool screen = IsScreen(r, target_tv);
+    auto [it, fresh] = all_screens.try_emplace(key, screen);
+    if (!fresh) it->second = it->second && screen;
+  }
+  json certified = json::array(), screened = json::array(), known = json::array(),
+       not_conformant = json::array();
   for (const auto& [key, status] : Aggregate(report.results)) {
     const std::string name = results::SanitizeUtf8(key.first + "/" + key.second);
     if (whole && (status == Status::kPass || status == Status::kWarning)) {
-      certified.push_back(name);
+      (all_screens[key] ? screened : certified).push_back(name);
     }
     if (status == Status::kKnownFailure) known.push_back(name);
     if (!results::IsConformant(status) && status != Status::kKnownFailure) {
@@ -207,6 +217,7 @@ json ReportToJson(const Report& report) {
                   {"exit_code", outcome.exit_code},
                   {"conformant", outcome.kind == OutcomeKind::kConformant},
                   {"certified", certified},
+                  {"screened", screened},
                   {"known_failures", known},
                   {"not_conformant", not_conformant},
                   {"expectation_differences", differences}};

@@ -196,6 +196,9 @@ TEST(Screens, LabelledInJsonTerminalAndJUnit) {
   EXPECT_EQ(ValidateReport(j), "");
   EXPECT_EQ(j["results"][0].value("screen", false), true);
   EXPECT_FALSE(j["results"][1].contains("screen"));
+  // A cell of screens alone certifies nothing (SPEC section 11): screened, not certified.
+  EXPECT_EQ(j["verdict"]["screened"], nlohmann::json::array({"DIST-3/f32"}));
+  EXPECT_EQ(j["verdict"]["certified"], nlohmann::json::array({"DIST-1/f32"}));
   std::string error;
   const Report back = ReportFromJson(j, &error);
   EXPECT_EQ(error, "");
