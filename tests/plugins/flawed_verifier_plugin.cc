@@ -50,8 +50,8 @@
 //                        accepted with probability min(1, p / (0.5 q)), the residual (p - q)+ on
 //                        a rejection. Declared (SAMPCERT_VERIFY_LENIENT): Warnings.
 //   no_verify            the control without the capability: stable_cpu's sampler alone, the
-//                        baseline of the verifier family's cost (docs/performance.md, "Certification run
-//                        times").
+//                        baseline of the verifier family's cost (docs/performance.md,
+//                        "Certification run times").
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 /* The skeleton of the C plug-ins the tests load: a correct f32 sampler, cut into the pieces that
  * a test plug-in changes, so that each plug-in file holds only its defect or its behaviour.
- * (The plug-in of docs/plugins.md, examples/minimal_plugin/minimal_plugin.c, is the same sampler written
- * out in one file: users copy it, so it includes nothing but the ABI header.)
+ * (The plug-in of docs/plugins.md, examples/minimal_plugin/minimal_plugin.c, is the same sampler
+ * written out in one file: users copy it, so it includes nothing but the ABI header.)
  *
  * A plug-in includes this header once, from its one source file, and defines sample_row:
  *
