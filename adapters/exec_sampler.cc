@@ -376,24 +376,28 @@ int32_t DecodeInfoReply(Program& p, const std::string& reply, sampcert_error* er
                          p.command, major, minor));
     return SAMPCERT_STATUS_INVALID_ARGUMENT;
   }
-  // Protocol 1.4 carries the penalty history policies in INFO but no row carries a token
-  // history yet (PROTOCOL.md, "Versions"): a child declaring `penalties` would be sent rows
-  // whose penalties it never sees, so it is refused rather than certified on rows it ignores.
-  if (ok && (i.capabilities & SAMPCERT_CAP_PENALTIES) != 0) {
-    SetError(err, SAMPCERT_STATUS_INVALID_ARGUMENT, -1,
-             fmt::format("exec sampler '{}' declares penalties, but protocol {}.{} does not "
-                         "carry a token history: certify penalties through the C ABI",
-                         p.command, kExecProtocolMajor, kExecProtocolMinor));
-    return SAMPCERT_STATUS_INVALID_ARGUMENT;
-  }
-  // Nor does any row header carry a per-request seed yet (ABI MINOR 5's seed and seed_mode are
-  // not on the wire: adapters/row_fields.h): a child declaring `seeds` is refused likewise.
-  if (ok && (i.capabilities & SAMPCERT_CAP_SEEDS) != 0) {
-    SetError(err, SAMPCERT_STATUS_INVALID_ARGUMENT, -1,
-             fmt::format("exec sampler '{}' declares seeds, but protocol {}.{} does not carry a "
-                         "row's seed: certify seeds through the C ABI",
-                         p.command, kExecProtocolMajor, kExecProtocolMinor));
-    return SAMPCERT_STATUS_INVALID_ARGUMENT;
+  // What no exec row carries yet (PROTOCOL.md, "Versions"): a token history (1.4 has only the
+  // history policies in INFO) and a row's seed (ABI MINOR 5's seed and seed_mode are not on the
+  // wire: adapters/row_fields.h). A child declaring either would be sent rows it cannot read,
+  // so it is refused rather than certified on rows it ignores.
+  struct NotOnTheWire {
+    uint32_t capability;
+    const char* name;
+    const char* what;
+  };
+  static constexpr NotOnTheWire kNotOnTheWire[] = {
+      {SAMPCERT_CAP_PENALTIES, "penalties", "a token history"},
+      {SAMPCERT_CAP_SEEDS, "seeds", "a row's seed"},
+  };
+  for (const NotOnTheWire& n : kNotOnTheWire) {
+    if (ok && (i.capabilities & n.capability) != 0) {
+      SetError(
+          err, SAMPCERT_STATUS_INVALID_ARGUMENT, -1,
+          fmt::format("exec sampler '{}' declares {}, but protocol {}.{} does not carry {}: "
+                      "certify {} through the C ABI",
+                      p.command, n.name, kExecProtocolMajor, kExecProtocolMinor, n.what, n.name));
+      return SAMPCERT_STATUS_INVALID_ARGUMENT;
+    }
   }
   // A newer MINOR may append fields: what follows is ignored (r.AtEnd() is not required).
   if (!ok) {
