@@ -617,9 +617,9 @@ def command_check(opts):
     # it is not drawn, and the check says so. A profile with none left fails: re-run the tool.
     retired = []
     for name in sorted(by_profile):
-        fresh = [m for m in by_profile[name] if locate(m) is not None]
-        retired += [f"{m['id']} ({m['source']}:{m['line']})" for m in by_profile[name]
-                    if locate(m) is None]
+        found = [(m, locate(m) is not None) for m in by_profile[name]]
+        fresh = [m for m, ok in found if ok]
+        retired += [f"{m['id']} ({m['source']}:{m['line']})" for m, ok in found if not ok]
         if not fresh:
             problems.append(f"{name}: none of its {len(by_profile[name])} killed mutants is in "
                             f"the current source (re-run the tool to re-record)")
