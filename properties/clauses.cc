@@ -377,76 +377,50 @@ constexpr Clause kClauses[] = {
     // --- 16. Token history and penalties ---
     {.id = "PEN-IN-1",
      .promise = "the prompt and output histories are token ids in [0, V)",
-     .not_exercised =
-         "the plan sends no token history yet: the exec: protocol and the certify families do not "
-         "carry penalties (issue 35); penalty_sequence_test checks stable_cpu and "
-         "five mutants directly, outside the certification"},
+     .evidence = "row:pen_prompt_only_V8 row:pen_identity_V8"},
     {.id = "PEN-IN-2",
-     .promise = "the penalty parameters are finite, the repetition penalty > 0",
-     .not_exercised =
-         "the plan sends no token history yet: the exec: protocol and the certify families do not "
-         "carry penalties (issue 35); penalty_sequence_test checks stable_cpu and "
-         "five mutants directly, outside the certification"},
+     .promise = "the penalty parameters are finite, the repetition penalty > 0 (0 read as off)",
+     .evidence = "row:pen_zero_repetition_V8 row:pen_counts_V8"},
     {.id = "PEN-1",
      .promise = "penalties rewrite the logits before every other step",
-     .not_exercised =
-         "the plan sends no token history yet: the exec: protocol and the certify families do not "
-         "carry penalties (issue 35); penalty_sequence_test checks stable_cpu and "
-         "five mutants directly, outside the certification"},
+     .evidence = "row:pen_before_top_k_V8"},
     {.id = "PEN-2",
      .promise = "repetition divides positive logits and multiplies negative ones, once per token",
-     .not_exercised =
-         "the plan sends no token history yet: the exec: protocol and the certify families do not "
-         "carry penalties (issue 35); penalty_sequence_test checks stable_cpu and "
-         "five mutants directly, outside the certification"},
+     .evidence = "row:pen_sign_rule_V8"},
     {.id = "PEN-3",
      .promise = "presence and frequency subtract alpha * count + beta * [count > 0]",
-     .not_exercised =
-         "the plan sends no token history yet: the exec: protocol and the certify families do not "
-         "carry penalties (issue 35); penalty_sequence_test checks stable_cpu and "
-         "five mutants directly, outside the certification"},
+     .evidence = "row:pen_counts_V8"},
     {.id = "PEN-4",
      .promise = "penalties off change nothing, bit for bit; -inf stays -inf",
-     .not_exercised =
-         "the plan sends no token history yet: the exec: protocol and the certify families do not "
-         "carry penalties (issue 35); penalty_sequence_test checks stable_cpu and "
-         "five mutants directly, outside the certification"},
+     .evidence = "row:pen_identity_V8 row:pen_zero_repetition_V8 row:pen_counts_V8"},
     {.id = "PEN-5",
-     .promise = "penalized logits within the accuracy class of the reference's",
-     .not_exercised =
-         "the plan sends no token history yet: the exec: protocol and the certify families do not "
-         "carry penalties (issue 35); penalty_sequence_test checks stable_cpu and "
-         "five mutants directly, outside the certification"},
+     .promise = "penalized logits within the accuracy class of the reference's (PROB-1 on the "
+                "history, where probabilities are declared)",
+     .evidence = "row:pen_sign_rule_V8 row:pen_counts_V8 row:pen_prompt_only_V8"},
     {.id = "PEN-POL-1",
      .promise = "each rule sees the history its declaration names",
-     .not_exercised =
-         "the plan sends no token history yet: the exec: protocol and the certify families do not "
-         "carry penalties (issue 35); penalty_sequence_test checks stable_cpu and "
-         "five mutants directly, outside the certification"},
+     .evidence = "row:pen_prompt_only_V8"},
     {.id = "PEN-CAP-1",
      .promise = "a sampler declaring penalties reads the history and parameters",
-     .not_exercised =
-         "the plan sends no token history yet: the exec: protocol and the certify families do not "
-         "carry penalties (issue 35); penalty_sequence_test checks stable_cpu and "
-         "five mutants directly, outside the certification"},
+     .evidence = "row:pen_sign_rule_V8 row:pen_counts_V8 row:pen_prompt_only_V8"},
     {.id = "PEN-ABI-1",
      .promise = "MINOR 4 rows carry the history; older plug-ins get the MINOR 3 layout",
      .not_exercised =
-         "the plan sends no token history yet: the exec: protocol and the certify families do not "
-         "carry penalties (issue 35); penalty_sequence_test checks stable_cpu and "
-         "five mutants directly, outside the certification"},
+         "the host's packing, not a sampler's output: abi_minor4_test checks it with fake "
+         "plug-ins of MINOR 3 and 4; the exec: protocol does not carry a history yet (a child "
+         "declaring penalties is refused)"},
     {.id = "PEN-SEQ-1",
      .promise = "each step of a sequence draws from the reference for its history",
      .not_exercised =
-         "the plan sends no token history yet: the exec: protocol and the certify families do not "
-         "carry penalties (issue 35); penalty_sequence_test checks stable_cpu and "
-         "five mutants directly, outside the certification"},
+         "the plan sends single rows with a fixed history, not sequences of calls; "
+         "penalty_sequence_test checks sequences (stable_cpu and five mutants) outside the "
+         "certification; a history one step stale shows row by row on pen_sign_rule_V8"},
     {.id = "INV-8",
      .promise = "an invalid penalty or history id is InvalidPenalty",
      .not_exercised =
-         "the plan sends no token history yet: the exec: protocol and the certify families do not "
-         "carry penalties (issue 35); penalty_sequence_test checks stable_cpu and "
-         "five mutants directly, outside the certification"},
+         "no planned or generated row carries an invalid penalty or history id (the generated "
+         "rows carry no history); the reference's penalties_test and stable_cpu's tests check "
+         "INV-8"},
     // --- 17. Per-request seeds ---
     {.id = "IN-7",
      .promise = "a row's seed_mode and seed key its draws (section 17)",

@@ -36,6 +36,7 @@ enum class ItemKind : uint8_t {
   kDeviation,       // DEV-1: a declared deviation, reported with its size
   kVerify,          // VER-1..VER-7, VER-INV-1: a speculative-decoding verifier's planned chains
   kIndependence,    // INDEP-1: pairs of draws (one stream, calls, row ids, seeds) are independent
+  kPenalties,       // PEN-1..PEN-4, PEN-POL-1: planned rows with a token history and penalties
 };
 
 struct Profile;
@@ -141,6 +142,13 @@ std::string_view IndependenceProperty(const RowCase& row);
 void PlanIndependence(const PlanContext& context, PlanItem* item);
 std::vector<results::TestResult> RunIndependence(const ItemRun& run);
 
+// Penalties (penalty_rows.cc): planned rows with a token history, for samplers declaring
+// `penalties` (SPEC section 16): probabilities and draws against the reference for the history,
+// and PEN-4's identities bit for bit. Each row is filed under the clause it decides.
+std::vector<std::pair<std::string, RowCase>> PenaltyRows(DType dtype, uint32_t capabilities);
+std::string_view PenaltyProperty(const RowCase& row);
+std::vector<results::TestResult> RunPenalty(const ItemRun& run);
+
 // Deviation (deviation.cc): DEV-1, a declared greedy threshold reported with its size.
 bool DeviationApplies(const adapters::SamplerInfo& info);
 std::vector<results::TestResult> RunDeviation(const ItemRun& run);
@@ -206,6 +214,13 @@ inline constexpr PropertyLine kTailProperties[] = {
 inline constexpr PropertyLine kIndependenceProperties[] = {
     {"INDEP-1", "draws of one stream, of later calls, adjacent row ids and seeds are independent"},
 };
+inline constexpr PropertyLine kPenaltyProperties[] = {
+    {"PEN-1", "penalties rewrite the logits before temperature and truncation (a planned row)"},
+    {"PEN-2", "repetition divides positive logits, multiplies negative ones, once per token"},
+    {"PEN-3", "presence and frequency subtract alpha * count + beta * [count > 0]"},
+    {"PEN-4", "penalties off with a history: bit for bit the row without it"},
+    {"PEN-POL-1", "each rule sees the history its declaration names (prompt-only tokens)"},
+};
 inline constexpr PropertyLine kDeviationProperties[] = {
     {"DEV-1", "a declared greedy threshold is reported as a Warning with its size"},
 };
@@ -221,8 +236,8 @@ inline constexpr PropertyLine kVerifyProperties[] = {
     {"VER-INV-1", "an invalid chain returns the right error, naming the chain"},
 };
 
-inline const std::array<Family, 7>& FamilyTable() {
-  static const std::array<Family, 7> table = {{
+inline const std::array<Family, 8>& FamilyTable() {
+  static const std::array<Family, 8> table = {{
       {ItemKind::kGeneratedRows, "deterministic", Placement::kPerDtype, true, false, "ALL",
        kGeneratedRowsProperties, nullptr, nullptr, GeneratedRowsApply, PlanGeneratedRows,
        RunGeneratedRows, GeneratedRowKeys},
@@ -247,6 +262,9 @@ inline const std::array<Family, 7>& FamilyTable() {
       {ItemKind::kIndependence, "independence", Placement::kPerPlannedRow, true, true,
        "independence", kIndependenceProperties, IndependenceRows, IndependenceProperty, nullptr,
        PlanIndependence, RunIndependence, PlannedRowKeys},
+      {ItemKind::kPenalties, "penalties", Placement::kPerPlannedRow, true, true, "penalties",
+       kPenaltyProperties, PenaltyRows, PenaltyProperty, nullptr, PlanDistribution, RunPenalty,
+       PlannedRowKeys},
       {ItemKind::kDeviation, "deviation", Placement::kOncePerPlan, false, false, "deviation",
        kDeviationProperties, nullptr, nullptr, DeviationApplies, nullptr, RunDeviation,
        DeviationKeys},

@@ -18,7 +18,7 @@ namespace {
 constexpr ItemKind kAllKinds[] = {ItemKind::kGeneratedRows, ItemKind::kDistribution,
                                   ItemKind::kTail,          ItemKind::kPrecisionProbe,
                                   ItemKind::kDeviation,     ItemKind::kVerify,
-                                  ItemKind::kIndependence};
+                                  ItemKind::kIndependence,  ItemKind::kPenalties};
 
 TEST(Families, EveryKindHasExactlyOneRow) {
   EXPECT_EQ(FamilyTable().size(), std::size(kAllKinds));

@@ -1,6 +1,7 @@
 #include "properties/row_case.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <Eigen/Core>
 #include <algorithm>
@@ -24,6 +25,13 @@ RowView RowCase::view() const {
                                   : static_cast<const void*>(bits16.data());
   v.vocab = vocab();
   v.mask = mask.empty() ? nullptr : mask.data();
+  v.prompt_tokens = prompt_tokens.empty() ? nullptr : prompt_tokens.data();
+  v.num_prompt_tokens = prompt_tokens.size();
+  v.output_tokens = output_tokens.empty() ? nullptr : output_tokens.data();
+  v.num_output_tokens = output_tokens.size();
+  v.repetition_penalty = repetition_penalty;
+  v.presence_penalty = presence_penalty;
+  v.frequency_penalty = frequency_penalty;
   return v;
 }
 
@@ -57,9 +65,17 @@ std::string Describe(const RowCase& row) {
     for (uint8_t m : row.mask) allowed += m != 0;
     masked = fmt::format(" mask={}/{} allowed", allowed, row.vocab());
   }
-  return fmt::format("{} V={} {}{} {} logits=[{}] ({})", DTypeName(row.dtype), row.vocab(),
+  std::string history;
+  if (row.HasHistory() || row.view().HasPenalties()) {
+    history = fmt::format(
+        " prompt=[{}] output=[{}] repetition_penalty={} presence_penalty={} "
+        "frequency_penalty={}",
+        fmt::join(row.prompt_tokens, ","), fmt::join(row.output_tokens, ","),
+        row.repetition_penalty, row.presence_penalty, row.frequency_penalty);
+  }
+  return fmt::format("{} V={} {}{} {}{} logits=[{}] ({})", DTypeName(row.dtype), row.vocab(),
                      adapters::RowParamsText(row, false), masked,
-                     adapters::RowParamsText(row, true), logits, row.family);
+                     adapters::RowParamsText(row, true), history, logits, row.family);
 }
 
 std::string RowFileJson(const RowCase& row) {

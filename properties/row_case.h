@@ -20,7 +20,15 @@ struct RowCase : RowParams {
   std::vector<uint16_t> bits16;  // f16 / bf16 logits
   std::vector<uint8_t> mask;     // empty: no mask
   std::string family;            // the generator family, e.g. "overflow_after_scaling"
+  // The token history and its penalties (SPEC section 16; RowView's fields of the same names):
+  // planned penalty rows carry them, generated rows do not. Row files do not carry them yet.
+  std::vector<int64_t> prompt_tokens;
+  std::vector<int64_t> output_tokens;
+  float repetition_penalty = 1.0f;
+  float presence_penalty = 0.0f;
+  float frequency_penalty = 0.0f;
 
+  bool HasHistory() const { return !prompt_tokens.empty() || !output_tokens.empty(); }
   std::size_t vocab() const { return dtype == DType::kF32 ? bits32.size() : bits16.size(); }
   RowView view() const;
   float Logit(std::size_t i) const;           // the value (exact in float for every dtype)

@@ -1,0 +1,166 @@
+// The planned penalty rows (SPEC section 16, "Planned rows"): rows carrying a prompt and an
+// output history and the penalty parameters, sent only to samplers that declare `penalties`.
+// Each is chosen so that one clause's violation is decisive, and each is checked three ways:
+// the sampler's probabilities against the reference for that history (PROB-1's tolerance
+// table, where probabilities are declared), the identities of PEN-4 bit for bit (probabilities
+// and draws against the same row without its history), then the draws against the reference
+// (DIST-1's G-test and score tests, with the profile's power and the item's level).
+#include <fmt/format.h>
+
+#include <limits>
+
+#include "adapters/declarations.h"
+#include "properties/families.h"
+#include "properties/plan.h"
+#include "properties/probability_check.h"
+#include "properties/sequential_rule.h"
+#include "sampcert/reference_distribution.h"
+#include "sampcert/sampler_abi.h"
+#include "sampcert/tolerance.h"
+
+namespace sampcert::properties {
+namespace {
+
+using results::TestResult;
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+// The identity row's draws compared with the same row's without a history (PEN-4).
+constexpr uint64_t kIdentityDraws = 1024;
+
+RowCase WithHistory(RowCase r, std::vector<int64_t> prompt, std::vector<int64_t> output,
+                    float repetition, float presence, float frequency) {
+  r.prompt_tokens = std::move(prompt);
+  r.output_tokens = std::move(output);
+  r.repetition_penalty = repetition;
+  r.presence_penalty = presence;
+  r.frequency_penalty = frequency;
+  return r;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, RowCase>> PenaltyRows(DType dtype, uint32_t caps) {
+  std::vector<std::pair<std::string, RowCase>> rows;
+  if ((caps & SAMPCERT_CAP_PENALTIES) == 0) return rows;
+  // PEN-2: repetition alone, on positive and negative logits, over the output only (so every
+  // PEN-POL-1 declaration penalizes the same tokens). Token 4 (positive) is seen 3 times, token
+  // 1 (negative) twice, token 5 (negative) and token 0 (positive, the last drawn) once: the sign
+  // rule inverted moves tokens 1 and 5 up, r^count moves 1 and 4, a history one step stale
+  // leaves token 0 unpenalized, a rule never applied leaves them all.
+  rows.emplace_back(
+      "pen_sign_rule_V8",
+      WithHistory(MakeRow(dtype, {1.9f, -1.3f, 0.7f, -0.45f, 1.6f, -2.2f, 0.35f, 1.15f}, 1.0f, 140),
+                  {}, {4, 1, 4, 5, 1, 4, 0}, 1.8f, 0.0f, 0.0f));
+  // PEN-3: presence and frequency, over the output only, counts 4, 2 and 1, alpha != beta (a
+  // presence / frequency swap shows at count > 1, alpha / count for alpha * count at 2 and 4);
+  // a negative presence penalty (a reward) on a -inf token, which stays -inf (PEN-4).
+  rows.emplace_back(
+      "pen_counts_V8",
+      WithHistory(MakeRow(dtype, {0.8f, 2.05f, -0.6f, 1.35f, 0.1f, -kInf, 1.7f, -1.15f}, 1.0f, 141),
+                  {}, {1, 3, 1, 5, 6, 1, 3, 1, 0}, 1.0f, -0.8f, 0.45f));
+  // PEN-4: penalties off with a history (r = 1, and r = 0 read as off): bit for bit the row
+  // without it.
+  const std::vector<float> identity = {0.4f, 1.2f, -0.7f, 2.3f, -kInf, 0.9f, -1.6f, 1.75f};
+  rows.emplace_back("pen_identity_V8", WithHistory(MakeRow(dtype, identity, 1.0f, 142), {3, 3, 1},
+                                                   {7, 4, 7, 0}, 1.0f, 0.0f, 0.0f));
+  rows.emplace_back(
+      "pen_zero_repetition_V8",
+      WithHistory(MakeRow(dtype, identity, 0.7f, 143), {3, 3, 1}, {7, 4, 7, 0}, 0.0f, 0.0f, 0.0f));
+  // PEN-POL-1: tokens 2, 6 and 7 are in the prompt only (7 the most probable), 5 and 0 in the
+  // output only, every rule on: penalizing the prompt's tokens under `output-only`, or ignoring
+  // them under `prompt-and-output`, moves token 7 by far more than the test's power, for either
+  // rule and under either declaration.
+  rows.emplace_back(
+      "pen_prompt_only_V8",
+      WithHistory(MakeRow(dtype, {1.4f, 0.2f, 1.85f, -0.9f, 0.65f, 1.1f, -0.35f, 2.4f}, 1.0f, 144),
+                  {2, 6, 2, 7}, {5, 0, 5}, 1.6f, 0.55f, 0.3f));
+  // PEN-1: penalties before temperature and truncation. T = 0.5, top-k 3: the penalized top 3
+  // are tokens 2, 6, 0 (1.9, 1.7, 1.2); penalties applied after top-k keep 0, 1, 2 instead, and
+  // after temperature subtract beta from x / T (token 0 at 3.8 instead of 2.4).
+  if (caps & SAMPCERT_CAP_TOP_K) {
+    RowCase r =
+        WithHistory(MakeRow(dtype, {2.6f, 2.2f, 1.9f, 0.3f, 1.0f, -0.5f, 1.7f, 0.0f}, 0.5f, 145),
+                    {}, {0, 0, 1}, 1.0f, 1.0f, 0.2f);
+    r.top_k = 3;
+    rows.emplace_back("pen_before_top_k_V8", std::move(r));
+  }
+  for (auto& [name, row] : rows) row.family = name;
+  return rows;
+}
+
+// Each row is filed under the clause it decides, from its content alone.
+std::string_view PenaltyProperty(const RowCase& row) {
+  if (!row.view().HasPenalties()) return "PEN-4";
+  if (row.top_k != 0) return "PEN-1";
+  if (!row.prompt_tokens.empty()) return "PEN-POL-1";
+  if (row.presence_penalty != 0.0f || row.frequency_penalty != 0.0f) return "PEN-3";
+  return "PEN-2";
+}
+
+std::vector<TestResult> RunPenalty(const ItemRun& ctx) {
+  const RowCase& row = *ctx.row;
+  const adapters::SamplerInfo& info = ctx.sampler.info();
+  const Expected<ReferenceDistribution> ref = ComputeReference(row.view(), info.policies);
+  TestResult r = ctx.base;
+  RowCase bare = row;  // the same row without its history
+  bare.prompt_tokens.clear();
+  bare.output_tokens.clear();
+  std::string note;
+  if (info.Has(SAMPCERT_CAP_PROBABILITIES)) {
+    auto p = ctx.sampler.Probabilities(OneRow(row));
+    if (!p.ok()) {
+      FailItem(r, "probabilities of a row with a token history: " + p.error().message, ctx);
+      return {r};
+    }
+    const ProbabilityCheck c = CheckProbabilities(*ref, *p, AccuracyFor(info.policies.accuracy));
+    if (!c.ok) {
+      FailItem(r,
+               fmt::format("{} on the row's token history: {} (the reference applies the "
+                           "penalties of SPEC section 16 under the declared histories)",
+                           c.property, c.failure),
+               ctx);
+      return {r};
+    }
+    note = fmt::format(
+        "Probabilities for the history within the {} class (worst {:.3g} of the allowed "
+        "error, token {}). ",
+        adapters::NameOrThrow(info.policies.accuracy), c.worst_ratio, c.worst_token);
+    if (!row.view().HasPenalties()) {
+      auto plain = ctx.sampler.Probabilities(OneRow(bare));
+      if (!plain.ok() || *plain != *p) {
+        FailItem(r,
+                 plain.ok()
+                     ? "PEN-4: penalties off, yet the probabilities with the history differ "
+                       "from those without it (bit for bit)"
+                     : "probabilities of the row without its history: " + plain.error().message,
+                 ctx);
+        return {r};
+      }
+    }
+  }
+  // Draws repeat under one seed only for a sampler that declares determinism (POL-6).
+  if (!row.view().HasPenalties() && info.policies.determinism != Determinism::kNone) {
+    auto with = ctx.sampler.Sample(OneRow(row), ctx.item.seed, 0, kIdentityDraws);
+    auto without = ctx.sampler.Sample(OneRow(bare), ctx.item.seed, 0, kIdentityDraws);
+    if (!with.ok() || !without.ok()) {
+      FailItem(r, "draws: " + (with.ok() ? without : with).error().message, ctx);
+      return {r};
+    }
+    if (*with != *without) {
+      std::size_t j = 0;
+      while ((*with)[j] == (*without)[j]) ++j;
+      FailItem(r,
+               fmt::format("PEN-4: penalties off, yet draw {} under seed {} is token {} with the "
+                           "history and {} without it",
+                           j, ctx.item.seed, (*with)[j], (*without)[j]),
+               ctx);
+      return {r};
+    }
+    note += fmt::format("The first {} draws equal those without the history. ", kIdentityDraws);
+  }
+  std::vector<TestResult> out = RunDistribution(ctx);
+  for (TestResult& t : out) t.note = note + t.note;
+  return out;
+}
+
+}  // namespace sampcert::properties
