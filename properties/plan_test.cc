@@ -238,7 +238,8 @@ TEST(Plan, CappedTestIsInconclusiveNeverPass) {
 // realization changes it. It changed again when the planned row top_k_top_p_V64 was added, and
 // when the rows of truncation's extremes and parameter rounding (signed_zero_tie_V8,
 // top_k_2000_V4096, min_p_tiny_V4096, min_p_rounding_V8, top_p_rounding_V8) and masked_V300's
-// mask bytes 1..255 were.
+// mask bytes 1..255 were, and when the penalty rows (penalty_rows.cc) were, with their
+// histories and penalties.
 TEST(Plan, GeneratedAndPlannedRowsArePinned) {
   uint64_t h = 0;
   for (DType d : {DType::kF32, DType::kF16, DType::kBF16}) {
@@ -254,6 +255,10 @@ TEST(Plan, GeneratedAndPlannedRowsArePinned) {
       h = Mix(h, FixedHash(name));
       for (uint32_t b : r.bits32) h = Mix(h, b);
       for (uint16_t b : r.bits16) h = Mix(h, b);
+      // The penalty rows' histories and penalties (and their parameters, in Describe).
+      for (int64_t t : r.prompt_tokens) h = Mix(h, static_cast<uint64_t>(t));
+      for (int64_t t : r.output_tokens) h = Mix(h, static_cast<uint64_t>(t) + (1ULL << 32));
+      if (r.HasHistory()) h = Mix(h, FixedHash(Describe(r)));
     }
     adapters::SamplerInfo all;
     all.capabilities = 0xffffffffu;
@@ -267,7 +272,7 @@ TEST(Plan, GeneratedAndPlannedRowsArePinned) {
       for (uint8_t b : r.mask) h = Mix(h, b);
     }
   }
-  EXPECT_EQ(h, 12106926203688243051u) << "row digest " << h;
+  EXPECT_EQ(h, 6220288455598757892u) << "row digest " << h;
 }
 
 // Issue 9: the boundary rows put a may-keep token in front of DIST-2 under each built-in's
