@@ -146,9 +146,10 @@ def run_one(command, spec, expected, folder, bindir):
 def check(root, manifest, tests, sampcert, plugin, base, log=print):
     """The list of problems (empty: every command is tested as its entry says)."""
     entries = {e["command"]: e for e in manifest["commands"]}
-    if len(entries) != len(manifest["commands"]):
-        problems_dup = [c for c in entries if sum(e["command"] == c for e in manifest["commands"]) > 1]
-        return [f"docs/commands.json: `{c}` has more than one entry" for c in problems_dup]
+    listed = [e["command"] for e in manifest["commands"]]
+    if len(entries) != len(listed):
+        return [f"docs/commands.json: `{c}` has more than one entry" for c in entries
+                if listed.count(c) > 1]
     problems, found, counts = [], [], {"run": 0, "covered_by": 0, "not_run": 0}
     for path in pages(root):
         found += extract(path, os.path.relpath(path, root))
