@@ -34,6 +34,8 @@ import sys
 import tempfile
 
 SHELL_FENCES = ("sh", "bash", "shell")
+WRITTEN = ("build", "sampcert-report", "sampcert-reports", "dist", "wheelhouse", "results",
+           "old.json", "new.json", "new_record.json")
 
 
 def strip_comment(line):
@@ -111,7 +113,9 @@ def scratch(root, base, page, sampcert, plugin):
     folder = os.path.join(base, re.sub(r"[^\w.]", "_", page))
     os.makedirs(folder)
     for entry in os.listdir(root):
-        if entry not in (".git", "build"):
+        # Not the entries a page's commands write (a venv, report sets, wheels): a link would
+        # let the command write into the source tree.
+        if entry == ".ci" or not entry.startswith(".") and entry not in WRITTEN:
             os.symlink(os.path.join(root, entry), os.path.join(folder, entry))
     if plugin:
         shutil.copyfile(plugin, os.path.join(folder, "libmy_sampler.so"))
