@@ -14,6 +14,7 @@ Exit 77 (skipped) when NUMPY_PYTHON is empty (no python with numpy), unless CI=t
 """
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -111,9 +112,17 @@ if not quick:
     check("a crash shows the sampler's stderr", "about to crash" in out, out)
 
 if quick:
+    # README's and docs/plugins.md's command as written (docs/commands.json names this test for
+    # it), with this build's tool, numpy's python3 and the repository's path substituted, and a
+    # folder and a sampler config (which the report must record) added.
+    doc = "sampcert run --sampler exec:'python3 adapters/python/examples/numpy_sampler.py' --profile quick"
+    argv = shlex.split(doc)
+    argv[3] = argv[3].replace("exec:python3 adapters/", f"exec:{python} {repo}/adapters/")
+    check("the documented command is the numpy example's", argv[:3] == ["sampcert", "run",
+          "--sampler"] and argv[3] == example, str(argv))
     out_dir = os.path.join(work, "numpy_quick")
-    rc, out, secs = run("run", "--sampler", example, "--profile", "quick", "--out", out_dir,
-                        "--sampler-config", "check-config=recorded", timeout=1500)
+    rc, out, secs = run(*argv[1:], "--out", out_dir, "--sampler-config", "check-config=recorded",
+                        timeout=1500)
     print(out[-4000:])
     check(f"numpy example passes the quick profile ({secs:.0f} s)", rc == 0, out[-3000:])
     report = json.load(open(os.path.join(out_dir, "report.json")))

