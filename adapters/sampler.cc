@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -428,6 +429,37 @@ Expected<std::vector<int64_t>> Sampler::SampleCall(const Batch& batch, uint64_t 
   std::vector<int64_t> out(n);
   if (n > 0) std::memcpy(out.data(), call.out.data(), n * sizeof(int64_t));
   return out;
+}
+
+Expected<std::vector<double>> Sampler::TimedSampleCalls(const Batch& batch, uint64_t seed,
+                                                        uint64_t warmup, uint64_t calls) {
+  if (Error e = CheckPenalties(batch); e.code != ErrorCode::kOk) return e;
+  AbiRowArray packed(RowStride());
+  packed.reserve(batch.rows.size());
+  for (const sampcert_row& r : AbiRows(batch)) packed.push_back(r);
+  const sampcert_batch header{SAMPCERT_BATCH_STRUCT_SIZE,
+                              static_cast<int32_t>(batch.dtype),
+                              0,
+                              batch.vocab,
+                              packed.size(),
+                              packed.data()};
+  std::vector<int64_t> out(batch.rows.size());
+  std::vector<double> ns;
+  ns.reserve(calls);
+  for (uint64_t i = 0; i < warmup + calls; ++i) {
+    sampcert_error err = FreshError();
+    const auto start = std::chrono::steady_clock::now();
+    int32_t st;
+    {
+      Traced t("sample()");
+      st = api_->sample(handle_, &header, seed, i, 1, out.data(), &err);
+    }
+    const auto end = std::chrono::steady_clock::now();
+    if (st != SAMPCERT_STATUS_OK) return FromAbiError(st, err);
+    if (g_trace != nullptr) g_trace->draws += out.size();
+    if (i >= warmup) ns.push_back(std::chrono::duration<double, std::nano>(end - start).count());
+  }
+  return ns;
 }
 
 namespace {

@@ -93,6 +93,15 @@ class Sampler {
   Expected<std::vector<int64_t>> Sample(const Batch& batch, uint64_t seed, uint64_t first_draw,
                                         uint64_t draws_per_row);
 
+  // The speed of sample() (SPEC REPORT-3): `warmup` untimed calls, then `calls` timed ones, on
+  // `batch` with one draw per row; call i draws number i (first_draw = i), so a sequential
+  // sampler's streams continue (POL-7). The nanoseconds of each timed call, on the steady clock.
+  // Unguarded: the rows go to the sampler as given, without ABI-1's copies and checks, whose copy
+  // of every row would be timed too; the certification's calls are the guarded ones. An error is
+  // the first one the sampler returned.
+  Expected<std::vector<double>> TimedSampleCalls(const Batch& batch, uint64_t seed, uint64_t warmup,
+                                                 uint64_t calls);
+
   // Verifies every chain (SPEC section 15); kUnsupported without the verify capability. The
   // output is checked for shape only (an accepted count in [0, k]); what it means is the
   // properties' business.

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <thread>
 #include <utility>
 
 #include "properties/clauses.h"
@@ -20,6 +21,7 @@
 #include "reports/sha256.h"
 #include "results/shell_quote.h"
 #include "results/text.h"
+#include "runner/speed.h"
 
 #ifndef SAMPCERT_GIT_REVISION
 #define SAMPCERT_GIT_REVISION "unknown"
@@ -200,6 +202,45 @@ std::string ReproductionSampler(const CertifyRequest& req) {
                              : std::string());
 }
 
+// The speed section (SPEC REPORT-3), measured after a whole run: none for a shard, a filtered
+// or incomplete run (a part of a run is no certification to stand beside), or with --no-speed.
+// A host failure here is recorded as the speed's error: it never costs the run its report.
+json SpeedSection(const CertifyRequest& req, const properties::Plan& plan,
+                  const adapters::SamplerInfo& info, const runner::RunOptions& opts,
+                  bool complete) {
+  const runner::SpeedSetup* setup = runner::SpeedSetupFor(plan.profile.name);
+  if (req.no_speed || setup == nullptr || !complete || opts.shard_count != 1 ||
+      !req.only_dtype.empty() || !req.only_item.empty() || req.only_case >= 0) {
+    return nullptr;
+  }
+  auto measured = runner::MeasureSpeed(Opener(req), info, *setup, opts);
+  runner::SpeedOutcome speed;
+  if (measured.ok()) {
+    speed = std::move(measured).value();
+  } else {
+    speed.status = runner::SpeedStatus::kError;
+    speed.message = measured.error().message;
+    speed.vocab = setup->vocab;
+  }
+  json shapes = json::array();
+  for (const runner::SpeedShape& s : speed.shapes) {
+    shapes.push_back({{"rows", s.rows},
+                      {"calls", s.calls},
+                      {"ns_per_row", reports::Number(s.ns_per_row)},
+                      {"rows_per_s", reports::Number(1e9 / s.ns_per_row)}});
+  }
+  json out = {{"informational", true},
+              {"status", runner::SpeedStatusName(speed.status)},
+              {"machine", {{"cpu", CpuName()}, {"cores", std::thread::hardware_concurrency()}}},
+              {"dtype", DTypeName(speed.dtype)},
+              {"vocab", speed.vocab},
+              {"draws_per_row", 1},
+              {"shapes", shapes},
+              {"seconds", reports::Number(speed.seconds)}};
+  if (!speed.message.empty()) out["message"] = speed.message.substr(0, 4000);
+  return out;
+}
+
 }  // namespace
 
 // A describe step that failed: the host's own failure (kInternal: fork, pipes, the open-file
@@ -331,6 +372,8 @@ CertifyOutcome Certify(const CertifyRequest& req) {
   if (!req.expect_file.empty()) {
     reports::ApplyExpectations(expectations, !req.expect_non_strict, &report);
   }
+  // After the verdict is decided, and outside it: the sampler's speed (SPEC REPORT-3).
+  report.speed = SpeedSection(req, plan, info, opts, ran->complete);
   if (std::string why = reports::WriteReportSetOrFallback(req.out_dir, report, &out.report_path);
       !why.empty()) {
     return Failed(CertifyError::kHost, why);

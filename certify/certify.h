@@ -43,6 +43,8 @@ struct CertifyRequest {
   int64_t only_case = -1;
   bool progress = true;    // the CLI's progress line (front ends pass on_progress instead)
   uint64_t max_draws = 0;  // --max-draws: per statistical test (part of the plan); 0 = none
+  // --no-speed: no speed phase after the run (SPEC REPORT-3), so the report has no speed section.
+  bool no_speed = false;
   // Called after every finished item (on the calling thread).
   std::function<void(const runner::Progress&)> on_progress;
   // Called with a warning the run gives once (the workers' system-call filter is off, say).

@@ -193,6 +193,9 @@ int main(int argc, char** argv) {
   run->add_flag("--no-isolation", run_req.no_isolation,
                 "Run the sampler in this process: no protection at all from a crash, hang, "
                 "exit() or stray write (docs/isolation.md)");
+  run->add_flag("--no-speed", run_req.no_speed,
+                "Do not time the sampler after the run (the report's speed line, which is "
+                "informational and never part of the verdict)");
   run->add_option("--dtype", run_req.only_dtype, "Only the items of this dtype")->check(NotEmpty());
   run->add_option("--item", run_req.only_item, "Only this statistical item (dtype/name)")
       ->check(NotEmpty());

@@ -535,6 +535,10 @@ std::string RenderHtml(const Report& report) {
   std::string count_text;
   for (const auto& [k, n] : counts) count_text += fmt::format("{} {}, ", n, k);
   html += fmt::format("<p>{} results: {}</p>\n", report.results.size(), E(count_text));
+  // Beside the verdict, never part of it (SPEC REPORT-3).
+  if (const std::string speed = SpeedLine(report); !speed.empty()) {
+    html += fmt::format("<p id=\"speed\">{}</p>\n", E(speed));
+  }
   if (!report.expectation_differences.empty()) {
     html += fmt::format(
         "<details id=\"differences\" open><summary><strong>{} differences from the "

@@ -156,6 +156,8 @@ json ReportToJson(const Report& report) {
     }
     j["clauses"] = clauses;
   }
+  // The sampler's speed (schema 3.5, SPEC REPORT-3): beside the verdict, never part of it.
+  if (!report.speed.is_null()) j["speed"] = Sanitized(report.speed);
   // Certified: the cells whose every result passed (or passed against a declared deviation);
   // a cell with a known failure is not certified, whatever its other families did, and an
   // incomplete or partial run certifies nothing (the rest of a cell may not have run).
@@ -251,6 +253,7 @@ Report ReportFromJson(const json& j, std::string* error) {
     r.incomplete_reason = j["completeness"].value("reason", "");
     r.signal = j["completeness"].value("signal", 0);
     r.sampler = j.at("sampler");
+    r.speed = j.value("speed", json());
     // One result per (dtype, property, family): a repeated one would count twice, or hide the
     // other under the same name.
     std::set<std::tuple<std::string, std::string, std::string>> keys;
@@ -412,6 +415,7 @@ bool Merge(const std::vector<Report>& shards, Report* out, std::string* error) {
   *out = first;
   out->results.clear();
   out->expectation_differences.clear();
+  out->speed = nullptr;  // a shard measures none (REPORT-3); a merge has none to join
   std::set<int> indices;
   std::map<std::string, std::string> owner;  // result key -> the shard that carries it
   int count = -1;
@@ -771,6 +775,41 @@ std::string Differences(const std::vector<ExpectationDifference>& diffs) {
 
 }  // namespace
 
+std::string SpeedLine(const Report& report) {
+  const json& sp = report.speed;
+  if (!sp.is_object()) return "";
+  const auto time = [](double ns) {
+    return ns < 1e3   ? fmt::format("{:.0f} ns", ns)
+           : ns < 1e6 ? fmt::format("{:.1f} us", ns / 1e3)
+                      : fmt::format("{:.2f} ms", ns / 1e6);
+  };
+  const auto rate = [](double per_s) {
+    return per_s >= 1e6   ? fmt::format("{:.2f} M", per_s / 1e6)
+           : per_s >= 1e3 ? fmt::format("{:.1f} k", per_s / 1e3)
+                          : fmt::format("{:.1f}", per_s);
+  };
+  std::string out = "speed (informational, not part of the verdict): ";
+  const std::string status = sp.value("status", "");
+  if (status != "measured") {
+    out += fmt::format("not measured, {} in the speed phase: {}", status, sp.value("message", ""));
+  } else {
+    out += fmt::format("{} V={}:", sp.value("dtype", "?"), sp.value("vocab", json(0)).dump());
+    std::string shapes;
+    for (const json& shape : sp.value("shapes", json::array())) {
+      const uint64_t rows = shape.value("rows", uint64_t{0});
+      shapes +=
+          fmt::format("{} {} row{} {}/row ({} rows/s)", shapes.empty() ? "" : ";", rows,
+                      rows == 1 ? "" : "s", time(NumberFrom(shape.value("ns_per_row", json()))),
+                      rate(NumberFrom(shape.value("rows_per_s", json()))));
+    }
+    out += shapes;
+  }
+  const json machine = sp.value("machine", json::object());
+  out += fmt::format("; on {} ({} cores)", machine.value("cpu", "?"),
+                     machine.value("cores", json(0)).dump());
+  return out;
+}
+
 std::string TextSummary(const Report& report, const std::string& path) {
   // Everything here may hold a sampler's bytes: escaped, so a name cannot move the cursor,
   // clear the screen or paint a verdict of its own.
@@ -809,6 +848,7 @@ std::string TextSummary(const Report& report, const std::string& path) {
       report.results, [&](const TestResult& r) { return IsScreen(r, target_tv); });
   if (screens > 0)
     out += fmt::format(", {} of them screens (not passes of a distribution claim)", screens);
+  if (const std::string speed = SpeedLine(report); !speed.empty()) out += "\n" + S(speed);
   out += fmt::format("\nverdict: {} (report: {})\n", S(outcome.text), S(path));
   return out;
 }

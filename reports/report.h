@@ -47,6 +47,10 @@ struct Report {
   std::string incomplete_reason;
   int signal = 0;  // the signal that stopped the run (exit 128 + signal), 0 if none
   std::vector<ClauseLine> clauses;  // SPEC TRACE-1 (schema 3.3); empty in older reports
+  // SPEC REPORT-3 (schema 3.5): the sampler's speed as the run measured it after its plan, with
+  // the machine; informational, never read by the verdict. Null where none was measured (a
+  // shard, a filtered or incomplete run, --no-speed, a merge, an older report).
+  nlohmann::json speed;
 };
 
 // Whether this report's results exercised an evidence word: a result of that family (row:,
@@ -108,9 +112,15 @@ bool Merge(const std::vector<Report>& shards, Report* out, std::string* error);
 // A KnownFailure counts as the status it had: an expectations file changes no behaviour.
 std::vector<std::string> Diff(const Report& before, const Report& after);
 
+// The speed section in one line of plain text (SPEC REPORT-3), "" when the report has none:
+// "speed (informational, not part of the verdict): f32 V=32000: 1 row 41.2 us/row (24.3 k rows/s);
+// 32 rows 30.1 us/row (33.2 k rows/s); on CPU (N cores)", or why it was not measured. Not yet
+// escaped: the terminal and the HTML escape it their way.
+std::string SpeedLine(const Report& report);
+
 // The readable summary `sampcert run` prints: the property table, the new failures, the known
 // ones grouped by property, the expectation differences, and the verdict's line (first too,
-// for a run that is incomplete or partial).
+// for a run that is incomplete or partial), and the speed line before the verdict's.
 std::string TextSummary(const Report& report, const std::string& path);
 
 }  // namespace sampcert::reports
