@@ -202,6 +202,70 @@ sys.exit(0 if n.startswith("hostile\ufffd") else 1)' "$out/report.json" ||
       expect_no_verdict PARTIAL
     done
     ;;
+  speed_crash | speed_spin)
+    # SPEC REPORT-3: a sampler that crashes or spins in the speed phase (only there: correct in
+    # the run) has its speed recorded as crash / timeout, and the run, its verdict and its exit
+    # code are those of a correct sampler. --item-timeout bounds the speed worker's CPU time too.
+    SAMPCERT_HOSTILE=$case_name "$sampcert" run --sampler "$plugin" --profile quick \
+      --item-timeout 2 --out "$out" >stdout 2>stderr
+    rc=$?; expect_rc 0
+    if [ "$case_name" = speed_crash ]; then
+      want=crash why="signal 11|exited with status"
+    else
+      want=timeout why="2 s of CPU time"
+    fi
+    python3 - "$out/report.json" "$want" <<'PY' || fail "report.json's speed is not '$want' beside a CONFORMANT verdict"
+import json, sys
+r = json.load(open(sys.argv[1]))
+s = r["speed"]
+assert s["status"] == sys.argv[2] and s["shapes"] == [] and s["informational"], s
+assert r["verdict"]["outcome"] == "Conformant" and r["verdict"]["exit_code"] == 0, r["verdict"]
+PY
+    expect_report "$why"
+    grep -Eq "^speed \(informational, not part of the verdict\): not measured, $want in the speed phase: .*during sample\(\)" stdout ||
+      fail "no speed line naming the $want"
+    grep -q "^verdict: CONFORMANT" stdout || fail "the verdict changed"
+    grep -q "id=\"speed\">speed (informational" "$out/report.html" || fail "no speed line in the HTML"
+    expect_no_leftovers
+    ;;
+  speed_report)
+    # SPEC REPORT-3 on a built-in sampler: a speed section with sane numbers beside the verdict,
+    # the quick profile's shapes (V 32000; 1 row x 15 calls, 32 rows x 5 calls: stable_cpu
+    # declares batch); none with --no-speed, for a shard, or in a merge of shards (these on the
+    # plug-in, a correct sampler without a misbehavior, for time).
+    "$sampcert" run --sampler stable_cpu --profile quick --out "$out" >stdout 2>stderr
+    rc=$?; expect_rc 0
+    python3 - "$out/report.json" <<'PY' || fail "report.json's speed section is not sane"
+import json, os, sys
+s = json.load(open(sys.argv[1]))["speed"]
+assert s["status"] == "measured" and "message" not in s, s
+assert s["informational"] is True and s["draws_per_row"] == 1 and s["dtype"] == "f32", s
+assert s["vocab"] == 32000, s
+assert [(x["rows"], x["calls"]) for x in s["shapes"]] == [(1, 15), (32, 5)], s
+for x in s["shapes"]:
+    # Positive, and below a second per row (a V=32000 row is microseconds here).
+    assert 0 < x["ns_per_row"] < 1e9, x
+    assert abs(x["rows_per_s"] * x["ns_per_row"] - 1e9) < 1e3, x
+assert s["machine"]["cores"] == os.cpu_count() and s["machine"]["cpu"], s
+assert 0 < s["seconds"] < 30, s
+PY
+    grep -Eq "^speed \(informational, not part of the verdict\): f32 V=32000: 1 row [0-9.]+ [num]?s/row \([0-9.]+ k? ?rows/s\); 32 rows" stdout ||
+      fail "no speed line in the terminal"
+    [ "$(grep -A1 '^speed ' stdout | tail -1 | cut -c1-8)" = "verdict:" ] ||
+      fail "the speed line is not beside the verdict's"
+    grep -q "id=\"speed\">speed (informational, not part of the verdict): f32 V=32000" \
+      "$out/report.html" || fail "no speed line in the HTML"
+    for part in no_speed:--no-speed shard0:--shard=0/2 shard1:--shard=1/2; do
+      SAMPCERT_HOSTILE=none "$sampcert" run --sampler "$plugin" --profile quick \
+        --out "$work/${part%%:*}" "${part#*:}" >stdout 2>stderr
+      rc=$?; expect_rc 0
+      ! grep -q '"speed"' "$work/${part%%:*}/report.json" || fail "${part#*:}: a speed section"
+      ! grep -q "^speed " stdout || fail "${part#*:}: a speed line"
+    done
+    "$sampcert" report merge "$work/shard0/report.json" "$work/shard1/report.json" \
+      --out "$work/merged" >stdout 2>stderr || fail "merge failed"
+    ! grep -q '"speed"' "$work/merged/report.json" || fail "the merge has a speed section"
+    ;;
   time_budget)
     mode=spin run --time-budget 2; expect_rc 5
     expect_report '"complete": false'

@@ -32,6 +32,8 @@
  *   flood_output                 sample() writes to stdout without end
  *   kill_own_group               sample() sends SIGKILL to its own process group (allowed)
  *   traceme                      sample() calls ptrace(PTRACE_TRACEME), then raises SIGUSR1
+ *   speed_crash, speed_spin      sample() segfaults / spins forever on the speed phase's calls
+ *                                only (seed kSpeedSeed, runner/speed.h): correct in the run
  *
  * Anything else (or unset): a correct sampler. */
 #define _GNU_SOURCE
@@ -47,6 +49,9 @@
 #define PLUGIN_CREATE hostile_create
 #define PLUGIN_ON_ERROR hostile_error
 #include "plugin_skeleton.h"
+
+/* The seed of the speed phase's calls after a run (runner/speed.h: kSpeedSeed, "SPEED"). */
+static const uint64_t kSpeedSeed = 0x5350454544u;
 
 static int mode(const char* m) {
   const char* e = getenv("SAMPCERT_HOSTILE");
@@ -255,6 +260,8 @@ static int32_t sample_row(sampcert_sampler* s, const plugin_row* row, sampcert_e
     sleep(60);
   }
   if (mode("spin")) spin_forever();
+  if (row->seed == kSpeedSeed && mode("speed_crash")) segv();
+  if (row->seed == kSpeedSeed && mode("speed_spin")) spin_forever();
   if (mode("setpgid_child") || mode("setsid_child") || mode("orphan_child")) leave_a_child();
   if (mode("sigstop_tool") || mode("sigkill_tool") || mode("ptrace_tool")) {
     attack_ancestors(mode("sigstop_tool") ? stop_it : mode("sigkill_tool") ? kill_it : trace_it);
