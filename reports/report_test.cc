@@ -102,6 +102,17 @@ Report Synthetic() {
   skipped.family = "*";
   skipped.status = Status::kNotSupported;
   r.results = {pass, fail, crash, skipped};
+  // SPEC REPORT-3: the speed beside the verdict (a hostile CPU name, escaped in every format).
+  r.speed = {{"informational", true},
+             {"status", "measured"},
+             {"machine", {{"cpu", "golden <cpu> & co"}, {"cores", 2}}},
+             {"dtype", "f32"},
+             {"vocab", 32000},
+             {"draws_per_row", 1},
+             {"shapes",
+              {{{"rows", 1}, {"calls", 15}, {"ns_per_row", 9524.0}, {"rows_per_s", 105e3}},
+               {{"rows", 32}, {"calls", 5}, {"ns_per_row", 1.5e6}, {"rows_per_s", 666.7}}}},
+             {"seconds", 0.02}};
   return r;
 }
 
@@ -517,6 +528,65 @@ TEST(Text, HostileNamesAndMessagesAreSafeEverywhere) {
   EXPECT_EQ(summary.find('\x1b'), std::string::npos);
   EXPECT_NE(summary.find("\\x1b[32mCONFORMANT"), std::string::npos);
   EXPECT_NE(summary.find("verdict: NOT CONFORMANT"), std::string::npos);
+}
+
+// SPEC REPORT-3: the speed section is written, schema-valid and read back, shown beside the
+// verdict in the terminal and the HTML, and never part of the verdict; a merge of shards has none.
+TEST(Speed, BesideTheVerdictNeverInIt) {
+  const Report with = Synthetic();
+  Report without = with;
+  without.speed = nullptr;
+  const nlohmann::json j = ReportToJson(with);
+  EXPECT_EQ(ValidateReport(j), "");
+  EXPECT_EQ(j.at("speed").at("machine").at("cpu"), "golden <cpu> & co");
+  EXPECT_FALSE(ReportToJson(without).contains("speed"));
+  EXPECT_EQ(j.at("verdict"), ReportToJson(without).at("verdict"));
+  std::string why;
+  EXPECT_EQ(ReportFromJson(j, &why).speed, with.speed) << why;
+  EXPECT_TRUE(ReportFromJson(ReportToJson(without), &why).speed.is_null()) << why;
+
+  const std::string line =
+      "speed (informational, not part of the verdict): f32 V=32000: 1 row 9.5 us/row (105.0 k "
+      "rows/s); 32 rows 1.50 ms/row (666.7 rows/s); on golden <cpu> & co (2 cores)";
+  EXPECT_EQ(SpeedLine(with), line);
+  EXPECT_EQ(SpeedLine(without), "");
+  const std::string text = TextSummary(with, "r.json");
+  EXPECT_NE(text.find("\n" + line + "\nverdict: "), std::string::npos) << text;
+  EXPECT_EQ(TextSummary(without, "r.json").find("speed"), std::string::npos);
+  EXPECT_NE(RenderHtml(with).find("<p id=\"speed\">speed (informational, not part of the "
+                                  "verdict): f32 V=32000"),
+            std::string::npos);
+  EXPECT_NE(RenderHtml(with).find("golden &lt;cpu&gt; &amp; co"), std::string::npos);
+
+  Report crashed = with;
+  crashed.speed["status"] = "crash";
+  crashed.speed["shapes"] = nlohmann::json::array();
+  crashed.speed["message"] = "the sampler's worker died of signal 11 during sample()";
+  EXPECT_EQ(ValidateReport(ReportToJson(crashed)), "");
+  EXPECT_EQ(SpeedLine(crashed),
+            "speed (informational, not part of the verdict): not measured, crash in the speed "
+            "phase: the sampler's worker died of signal 11 during sample(); on golden <cpu> & co "
+            "(2 cores)");
+  EXPECT_EQ(Verdict(crashed).exit_code, Verdict(without).exit_code);
+  // The schema knows the section: an unknown status or field is refused with its path.
+  nlohmann::json bad = j;
+  bad["speed"]["status"] = "fast";
+  EXPECT_NE(ValidateReport(bad).find("/speed/status"), std::string::npos) << ValidateReport(bad);
+  bad = j;
+  bad["speed"]["verdict"] = "CONFORMANT";
+  EXPECT_NE(ValidateReport(bad), "");
+
+  auto shard = [&](const std::string& s) {
+    Report r = with;
+    r.context["shard"] = s;
+    r.results.resize(1);
+    r.results[0].family = "of shard " + s;
+    return r;
+  };
+  Report merged;
+  ASSERT_TRUE(Merge({shard("0/2"), shard("1/2")}, &merged, &why)) << why;
+  EXPECT_TRUE(merged.speed.is_null());
+  EXPECT_FALSE(ReportToJson(merged).contains("speed"));
 }
 
 // Issue 11: merge refused only a missing shard count and a seed or name mismatch; it merged
