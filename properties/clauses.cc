@@ -449,14 +449,14 @@ constexpr Clause kClauses[] = {
 };
 
 constexpr std::string_view kSuiteOwn[] = {
-    "REF-1",   "REF-2",   "REF-3",    "REF-4",    "BAND-1",    "BAND-2",     "BAND-3",
-    "BAND-4",  "BAND-5",  "BAND-6",   "TOL-1",    "TOL-2",     "TOL-3",      "TOL-4",
-    "TOL-5",   "TOL-6",   "TOL-7",    "STAT-1",   "STAT-2",    "STAT-3",     "STAT-4",
-    "STAT-4a", "STAT-4b", "STAT-5",   "STAT-6",   "STAT-7",    "STAT-8",     "STAT-8a",
-    "STAT-8b", "STAT-8c", "STAT-9",   "STAT-9a",  "STAT-8d",   "STAT-10",    "STAT-10a",
-    "REPRO-1", "COV-1",   "REPORT-1", "REPORT-2", "VERDICT-1", "VER-PLAN-1", "VER-STAT-1",
-    "TRACE-1", "CAP-1",   "FILE-1",   "OPT-1",    "TEXT-1",    "TEXT-2",     "LIFE-1",
-    "PROTO-1",
+    "REF-1",      "REF-2",   "REF-3",    "REF-4",    "BAND-1",   "BAND-2",    "BAND-3",
+    "BAND-4",     "BAND-5",  "BAND-6",   "TOL-1",    "TOL-2",    "TOL-3",     "TOL-4",
+    "TOL-5",      "TOL-6",   "TOL-7",    "STAT-1",   "STAT-2",   "STAT-3",    "STAT-4",
+    "STAT-4a",    "STAT-4b", "STAT-5",   "STAT-6",   "STAT-7",   "STAT-8",    "STAT-8a",
+    "STAT-8b",    "STAT-8c", "STAT-9",   "STAT-9a",  "STAT-8d",  "STAT-10",   "STAT-10a",
+    "REPRO-1",    "COV-1",   "REPORT-1", "REPORT-2", "REPORT-3", "VERDICT-1", "VER-PLAN-1",
+    "VER-STAT-1", "TRACE-1", "CAP-1",    "FILE-1",   "OPT-1",    "TEXT-1",    "TEXT-2",
+    "LIFE-1",     "PROTO-1",
 };
 
 }  // namespace
