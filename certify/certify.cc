@@ -204,7 +204,8 @@ std::string ReproductionSampler(const CertifyRequest& req) {
 
 // The speed section (SPEC REPORT-3), measured after a whole run: none for a shard, a filtered
 // or incomplete run (a part of a run is no certification to stand beside), or with --no-speed.
-// A host failure here is recorded as the speed's error: it never costs the run its report.
+// A host failure here is recorded as the speed's error, and SIGINT / SIGTERM end the phase
+// with no section: neither costs the run its report.
 json SpeedSection(const CertifyRequest& req, const properties::Plan& plan,
                   const adapters::SamplerInfo& info, const runner::RunOptions& opts,
                   bool complete) {
@@ -216,6 +217,7 @@ json SpeedSection(const CertifyRequest& req, const properties::Plan& plan,
   auto measured = runner::MeasureSpeed(Opener(req), info, *setup, opts);
   runner::SpeedOutcome speed;
   if (measured.ok()) {
+    if (measured->interrupted) return nullptr;  // the run is whole; its report goes out now
     speed = std::move(measured).value();
   } else {
     speed.status = runner::SpeedStatus::kError;

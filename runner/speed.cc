@@ -1,6 +1,7 @@
 #include "runner/speed.h"
 
 #include <fmt/format.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -190,6 +191,47 @@ SpeedOutcome WorkerOutcome(const Worker& w, const WorkerEnd& e, const std::strin
   }
 }
 
+// SIGINT / SIGTERM during the phase set g_speed_interrupt; the old handlers come back after it.
+volatile sig_atomic_t g_speed_interrupt = 0;
+void OnSpeedInterrupt(int sig) { g_speed_interrupt = sig; }
+class SpeedInterruptScope {
+ public:
+  SpeedInterruptScope() {
+    g_speed_interrupt = 0;
+    struct sigaction sa {};
+    sa.sa_handler = OnSpeedInterrupt;
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~SpeedInterruptScope() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  SpeedInterruptScope(const SpeedInterruptScope&) = delete;
+  SpeedInterruptScope& operator=(const SpeedInterruptScope&) = delete;
+
+ private:
+  struct sigaction old_int_ {
+  }, old_term_{};
+};
+
+// RunToEnd, and an interrupt ends the worker too; true when one did.
+bool RunToEndOrInterrupt(Worker& w, double backstop_s, WorkerEnd* end) {
+  bool interrupted = false;
+  while (!w.Exited()) {
+    pollfd p[2] = {{w.channel_fd(), POLLIN, 0}, {w.output_fd(), POLLIN, 0}};
+    poll(p, 2, 50);
+    w.Drain();
+    interrupted = g_speed_interrupt != 0;
+    if (interrupted || w.Seconds() > backstop_s) {
+      w.Terminate();
+      break;
+    }
+  }
+  *end = w.Reap();
+  return interrupted;
+}
+
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
@@ -224,6 +266,7 @@ Expected<SpeedOutcome> MeasureSpeed(const SamplerOpener& open,
     out.seconds = Seconds(started);
     return out;
   }
+  const SpeedInterruptScope interrupts;  // not without isolation: ^C must end a hung sampler
   WorkerLimits limits;
   limits.cpu_s = std::min(o.item_timeout_s, setup.cpu_s);
   limits.wall_backstop_s = 2 * limits.cpu_s + 10;
@@ -250,7 +293,12 @@ Expected<SpeedOutcome> MeasureSpeed(const SamplerOpener& open,
   });
   if (!spawned.ok()) return spawned.error();
   Worker w = std::move(spawned).value();
-  const WorkerEnd e = w.RunToEnd(limits.Backstop());
+  WorkerEnd e;
+  if (RunToEndOrInterrupt(w, limits.Backstop(), &e)) {
+    SpeedOutcome out = Broken(SpeedStatus::kError, "interrupted", declared, setup);
+    out.interrupted = true;
+    return out;
+  }
   if (const std::string host = w.HostError(); !host.empty()) {
     return Error{ErrorCode::kInternal, "host error: " + host};
   }

@@ -65,10 +65,14 @@ struct SpeedOutcome {
   std::size_t vocab = 0;
   std::vector<SpeedShape> shapes;  // when measured: one row, then the batch where declared
   double seconds = 0;              // the phase's wall-clock time, the worker's start included
+  // SIGINT or SIGTERM came during the phase: the worker was ended, nothing was measured, and the
+  // caller leaves the speed out (the run it follows is whole and already decided).
+  bool interrupted = false;
 };
 
 // Times the sampler `declared` describes in a worker (in this process when !options.isolate) with
-// a plan item's limits, its CPU time capped at setup.cpu_s. An error is a host failure only.
+// a plan item's limits, its CPU time capped at setup.cpu_s; SIGINT / SIGTERM end it at once
+// (`interrupted`). An error is a host failure only.
 Expected<SpeedOutcome> MeasureSpeed(const SamplerOpener& open,
                                     const adapters::SamplerInfo& declared, const SpeedSetup& setup,
                                     const RunOptions& options);

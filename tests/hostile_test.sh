@@ -227,6 +227,23 @@ PY
     grep -q "^verdict: CONFORMANT" stdout || fail "the verdict changed"
     grep -q "id=\"speed\">speed (informational" "$out/report.html" || fail "no speed line in the HTML"
     expect_no_leftovers
+    if [ "$case_name" = speed_spin ]; then
+      # SIGINT in the speed phase ends it at once (not at its 10 s of CPU): the whole run's
+      # report and verdict, without a speed section.
+      rm -rf "$out" "$work/marker"
+      SAMPCERT_HOSTILE=speed_spin SAMPCERT_HOSTILE_MARKER="$work/marker" "$sampcert" run \
+        --sampler "$plugin" --profile quick --out "$out" >stdout 2>stderr &
+      pid=$!
+      for ((i = 0; i < 600; ++i)); do [ -e "$work/marker" ] && break; sleep 0.1; done
+      [ -e "$work/marker" ] || { kill -KILL "$pid"; fail "the speed phase did not begin in 60 s"; }
+      kill -INT "$pid"
+      wait_end "$pid" 5 || { kill -KILL "$pid"; fail "the tool did not end within 5 s of SIGINT"; }
+      wait "$pid"
+      rc=$?; expect_rc 0
+      ! grep -q '"speed"' "$out/report.json" || fail "an interrupted speed phase left a section"
+      grep -q "^verdict: CONFORMANT" stdout || fail "no verdict after SIGINT in the speed phase"
+      expect_no_leftovers
+    fi
     ;;
   speed_report)
     # SPEC REPORT-3 on a built-in sampler: a speed section with sane numbers beside the verdict,

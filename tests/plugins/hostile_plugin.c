@@ -33,7 +33,8 @@
  *   kill_own_group               sample() sends SIGKILL to its own process group (allowed)
  *   traceme                      sample() calls ptrace(PTRACE_TRACEME), then raises SIGUSR1
  *   speed_crash, speed_spin      sample() segfaults / spins forever on the speed phase's calls
- *                                only (seed kSpeedSeed, runner/speed.h): correct in the run
+ *                                only (seed kSpeedSeed, runner/speed.h): correct in the run;
+ *                                speed_spin creates the marker file first
  *
  * Anything else (or unset): a correct sampler. */
 #define _GNU_SOURCE
@@ -261,7 +262,11 @@ static int32_t sample_row(sampcert_sampler* s, const plugin_row* row, sampcert_e
   }
   if (mode("spin")) spin_forever();
   if (row->seed == kSpeedSeed && mode("speed_crash")) segv();
-  if (row->seed == kSpeedSeed && mode("speed_spin")) spin_forever();
+  if (row->seed == kSpeedSeed && mode("speed_spin")) {
+    const char* marker = getenv("SAMPCERT_HOSTILE_MARKER"); /* tells the test the phase began */
+    if (marker != NULL) close(open(marker, O_CREAT | O_WRONLY, 0600));
+    spin_forever();
+  }
   if (mode("setpgid_child") || mode("setsid_child") || mode("orphan_child")) leave_a_child();
   if (mode("sigstop_tool") || mode("sigkill_tool") || mode("ptrace_tool")) {
     attack_ancestors(mode("sigstop_tool") ? stop_it : mode("sigkill_tool") ? kill_it : trace_it);
