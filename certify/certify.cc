@@ -203,15 +203,26 @@ std::string ReproductionSampler(const CertifyRequest& req) {
 }
 
 // The speed section (SPEC REPORT-3), measured after a whole run: none for a shard, a filtered
-// or incomplete run (a part of a run is no certification to stand beside), or with --no-speed.
+// or incomplete run (a part of a run is no certification to stand beside), with --no-speed, or
+// after a Crash or Timeout result.
 // A host failure here is recorded as the speed's error, and SIGINT / SIGTERM end the phase
 // with no section: neither costs the run its report.
 json SpeedSection(const CertifyRequest& req, const properties::Plan& plan,
-                  const adapters::SamplerInfo& info, const runner::RunOptions& opts,
-                  bool complete) {
+                  const adapters::SamplerInfo& info, const runner::RunOptions& opts, bool complete,
+                  const std::vector<TestResult>& results) {
   const runner::SpeedSetup* setup = runner::SpeedSetupFor(plan.profile.name);
   if (req.no_speed || setup == nullptr || !complete || opts.shard_count != 1 ||
       !req.only_dtype.empty() || !req.only_item.empty() || req.only_case >= 0) {
+    return nullptr;
+  }
+  // Nor for a sampler that crashed or ran out of time in the run (pinned by --expect or not):
+  // timing it would meet the same end again, at the cost of another worker's time limit.
+  const auto broken = [](results::Status s) {
+    return s == results::Status::kCrash || s == results::Status::kTimeout;
+  };
+  if (std::ranges::any_of(results, [&](const TestResult& r) {
+        return broken(r.status) || (r.known_failure && broken(r.known_failure->status));
+      })) {
     return nullptr;
   }
   auto measured = runner::MeasureSpeed(Opener(req), info, *setup, opts);
@@ -375,7 +386,7 @@ CertifyOutcome Certify(const CertifyRequest& req) {
     reports::ApplyExpectations(expectations, !req.expect_non_strict, &report);
   }
   // After the verdict is decided, and outside it: the sampler's speed (SPEC REPORT-3).
-  report.speed = SpeedSection(req, plan, info, opts, ran->complete);
+  report.speed = SpeedSection(req, plan, info, opts, ran->complete, report.results);
   if (std::string why = reports::WriteReportSetOrFallback(req.out_dir, report, &out.report_path);
       !why.empty()) {
     return Failed(CertifyError::kHost, why);
