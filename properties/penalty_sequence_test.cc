@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <sstream>
@@ -284,6 +285,20 @@ TEST(PenaltySequence, MutantsCaughtAtSeeds1To3) {
                   r.shrunk_steps, r.seconds);
     }
   }
+}
+
+// Any sampler through the same sequences: SAMPCERT_PENALTY_SEQUENCE_SAMPLER names a built-in or
+// a plug-in path (ctest thirdparty.llama_cpp.penalty_sequences sets it to llama.cpp's penalties
+// variant). Skipped where it is unset.
+TEST(PenaltySequence, SamplerFromTheEnvironmentPasses) {
+  const char* name = std::getenv("SAMPCERT_PENALTY_SEQUENCE_SAMPLER");
+  if (name == nullptr || *name == '\0') {
+    GTEST_SKIP() << "SAMPCERT_PENALTY_SEQUENCE_SAMPLER is not set";
+  }
+  auto s = registry::OpenSampler(name);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  ASSERT_TRUE(s.value()->info().Has(SAMPCERT_CAP_PENALTIES)) << name;
+  ExpectPasses(s.value().get(), name);
 }
 
 TEST(PenaltySequence, StaleHistoryShrinksToTwoSteps) {

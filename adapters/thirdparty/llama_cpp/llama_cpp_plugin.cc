@@ -26,6 +26,16 @@
 // a gap, an evicted stream) is still answered correctly: the stream is reseeded and replayed,
 // or the gap drawn and discarded, so draw j of a stream is always the chain's j-th draw.
 //
+// Built a second time with SAMPCERT_LLAMA_PENALTIES=1 (libsampcert_llama_cpp_penalties.so, README
+// "The penalties variant"): llama_sampler_init_penalties at the head of the chain, as
+// common/sampling.cpp puts it, fed the row's history the way llama-server and llama-completion
+// do (llama_sampler_accept of each prompt token, then of each output token, in order), with
+// penalty_last_n = the history's length so that its window is the whole history. It declares
+// SAMPCERT_CAP_PENALTIES and the history llama.cpp really uses: prompt and output, for all three
+// penalties. The ABI's repetition penalty 0 ("off", PEN-IN-2) is passed as llama.cpp's off, 1;
+// every other penalty reaches llama.cpp as given. Refused: a null history list of nonzero
+// length (it would be read), and a history id or length that llama_token / int32_t cannot hold.
+//
 // Everything thrown inside (std::bad_alloc from llama.cpp's vectors) is caught before it
 // crosses the C boundary.
 #include <ggml.h>
@@ -47,11 +57,19 @@
 #include <utility>
 #include <vector>
 
+#ifndef SAMPCERT_LLAMA_PENALTIES
+#define SAMPCERT_LLAMA_PENALTIES 0
+#endif
+
 namespace {
 
-constexpr const char* kName = "llama.cpp";
+// The variant: penalties at the head of the chain, with the row's history.
+constexpr bool kPenalties = SAMPCERT_LLAMA_PENALTIES != 0;
+constexpr const char* kName = kPenalties ? "llama.cpp_penalties" : "llama.cpp";
 // The pinned source: PyPI's llama-cpp-python source distribution, which vendors llama.cpp.
-constexpr const char* kVersion = "llama-cpp-python 0.3.36 (vendored llama.cpp, sampler chain)";
+constexpr const char* kVersion =
+    kPenalties ? "llama-cpp-python 0.3.36 (vendored llama.cpp, sampler chain with penalties)"
+               : "llama-cpp-python 0.3.36 (vendored llama.cpp, sampler chain)";
 // Streams kept per handle before the least recently used is dropped (about 5 KB each: dist's
 // two mt19937). A dropped stream that is asked for again is replayed from its seed.
 constexpr size_t kMaxStreams = 4096;
@@ -97,14 +115,28 @@ struct Stream {
   uint64_t last_use = 0;
 };
 
+// The penalties sampler for a row (the variant only). penalty_last_n is the history's length
+// (at least 1): the window covers the whole history. llama.cpp's -1 ("the context size") is
+// common's, not the library's: llama_sampler_init_penalties clamps it to 0, which disables the
+// sampler. The ABI's repetition penalty 0 means off (PEN-IN-2); llama.cpp's off is 1.
+llama_sampler* InitPenalties(const sampcert_row& row, uint64_t vocab) {
+  const uint64_t n = row.num_prompt_tokens + row.num_output_tokens;
+  const float repeat = row.repetition_penalty == 0.0f ? 1.0f : row.repetition_penalty;
+  return llama_sampler_init_penalties(static_cast<int32_t>(vocab),
+                                      static_cast<int32_t>(std::max<uint64_t>(n, 1)), repeat,
+                                      row.frequency_penalty, row.presence_penalty);
+}
+
 // A chain for one row's parameters around a stream's dist sampler; the dist sampler is taken
 // back out (llama_sampler_chain_remove does not free) before the chain is freed.
 class Chain {
  public:
-  Chain(const sampcert_row& row, llama_sampler* dist) {
+  Chain(const sampcert_row& row, uint64_t vocab, llama_sampler* dist) {
     llama_sampler_chain_params params = llama_sampler_chain_default_params();
     params.no_perf = true;
     chain_ = llama_sampler_chain_init(params);
+    // common_params_sampling's default order starts with penalties (common/common.h).
+    if (kPenalties) llama_sampler_chain_add(chain_, InitPenalties(row, vocab));
     const int64_t k = std::clamp<int64_t>(row.top_k, std::numeric_limits<int32_t>::min(),
                                           std::numeric_limits<int32_t>::max());
     // min_keep 1: what llama-cpp-python passes (max(1, n_probs)); common's default 0 behaves
@@ -114,6 +146,18 @@ class Chain {
     llama_sampler_chain_add(chain_, llama_sampler_init_min_p(row.min_p, 1));
     llama_sampler_chain_add(chain_, llama_sampler_init_temp(row.temperature));
     llama_sampler_chain_add(chain_, dist);
+    // The history, as llama-server's init_sampler and llama-completion feed the prompt
+    // (common_sampler_accept(..., false) per prompt token) and each generated token after it:
+    // llama_sampler_accept on the chain, which passes it to every sampler (dist's accept does
+    // nothing outside backend sampling).
+    if (kPenalties) {
+      for (uint64_t i = 0; i < row.num_prompt_tokens; ++i) {
+        llama_sampler_accept(chain_, static_cast<llama_token>(row.prompt_tokens[i]));
+      }
+      for (uint64_t i = 0; i < row.num_output_tokens; ++i) {
+        llama_sampler_accept(chain_, static_cast<llama_token>(row.output_tokens[i]));
+      }
+    }
   }
   ~Chain() {
     llama_sampler_chain_remove(chain_, llama_sampler_chain_n(chain_) - 1);  // the stream's dist
@@ -203,6 +247,39 @@ int64_t ApplyOnce(sampcert_sampler* s, llama_sampler* chain, llama_token_data_ar
   return cur->selected;
 }
 
+// What the penalties variant cannot pass to llama.cpp at all: a list it would have to read
+// through a null pointer, and ids or a history length that its int32_t types cannot hold. Ids
+// outside [0, V) that fit llama_token reach llama.cpp as given (it counts them; no candidate
+// matches them).
+int32_t CheckHistory(const sampcert_row& row, uint64_t r, sampcert_error* error) {
+  const auto ri = static_cast<int64_t>(r);
+  const std::pair<const int64_t*, uint64_t> lists[] = {{row.prompt_tokens, row.num_prompt_tokens},
+                                                       {row.output_tokens, row.num_output_tokens}};
+  const char* names[] = {"prompt_tokens", "output_tokens"};
+  for (int l = 0; l < 2; ++l) {
+    const auto [tokens, n] = lists[l];
+    if (n > 0 && tokens == nullptr) {
+      return Fail(error, SAMPCERT_STATUS_INVALID_PENALTY, ri, "%s is null with %llu tokens",
+                  names[l], static_cast<unsigned long long>(n));
+    }
+    for (uint64_t i = 0; i < n; ++i) {
+      if (tokens[i] < std::numeric_limits<llama_token>::min() ||
+          tokens[i] > std::numeric_limits<llama_token>::max()) {
+        return Fail(error, SAMPCERT_STATUS_INVALID_PENALTY, ri,
+                    "%s[%llu] is %lld, which llama_token (int32_t) cannot hold", names[l],
+                    static_cast<unsigned long long>(i), static_cast<long long>(tokens[i]));
+      }
+    }
+  }
+  if (row.num_prompt_tokens + row.num_output_tokens >
+      static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) {
+    return Fail(error, SAMPCERT_STATUS_INVALID_PENALTY, ri,
+                "a history of %llu tokens does not fit penalty_last_n (int32_t)",
+                static_cast<unsigned long long>(row.num_prompt_tokens + row.num_output_tokens));
+  }
+  return SAMPCERT_STATUS_OK;
+}
+
 int32_t CheckBatch(const sampcert_batch* b, sampcert_error* error) {
   if (b == nullptr || b->struct_size < sizeof(sampcert_batch) || b->rows == nullptr) {
     return Fail(error, SAMPCERT_STATUS_INVALID_ARGUMENT, -1, "malformed batch");
@@ -226,6 +303,11 @@ int32_t CheckBatch(const sampcert_batch* b, sampcert_error* error) {
     if (b->rows[r].struct_size < sizeof(sampcert_row)) {
       return Fail(error, SAMPCERT_STATUS_INVALID_ARGUMENT, static_cast<int64_t>(r),
                   "row struct_size %zu too small", b->rows[r].struct_size);
+    }
+    if (kPenalties) {
+      if (int32_t status = CheckHistory(b->rows[r], r, error); status != SAMPCERT_STATUS_OK) {
+        return status;
+      }
     }
   }
   return SAMPCERT_STATUS_OK;
@@ -253,7 +335,7 @@ int32_t SampleRows(sampcert_sampler* s, const sampcert_batch* b, uint64_t seed, 
       llama_sampler_reset(stream.dist);
       stream.next_draw = 0;
     }
-    Chain chain(b->rows[r], stream.dist);
+    Chain chain(b->rows[r], b->vocab, stream.dist);
     llama_token_data_array cur{};
     for (; stream.next_draw < first_draw; ++stream.next_draw) {  // a gap: draw and discard
       ApplyOnce(s, chain.get(), &cur);
@@ -288,7 +370,7 @@ int32_t ProbabilityRows(sampcert_sampler* s, const sampcert_batch* b, double* ou
     // throwaway dist sampler back out, then it is freed here.
     std::unique_ptr<llama_sampler, decltype(&llama_sampler_free)> dist(llama_sampler_init_dist(0),
                                                                        &llama_sampler_free);
-    Chain chain(b->rows[r], dist.get());
+    Chain chain(b->rows[r], b->vocab, dist.get());
     llama_token_data_array cur{};
     const int64_t selected = ApplyOnce(s, chain.get(), &cur);
     if (selected < 0 || static_cast<uint64_t>(selected) >= cur.size) {
@@ -314,7 +396,7 @@ int32_t GetInfo(sampcert_sampler_info* info, sampcert_error* error) {
   info->capabilities = SAMPCERT_CAP_F32 | SAMPCERT_CAP_F16 | SAMPCERT_CAP_BF16 | SAMPCERT_CAP_MASK |
                        SAMPCERT_CAP_TOP_K | SAMPCERT_CAP_TOP_P | SAMPCERT_CAP_MIN_P |
                        SAMPCERT_CAP_TEMPERATURE_ZERO | SAMPCERT_CAP_PROBABILITIES |
-                       SAMPCERT_CAP_BATCH;
+                       SAMPCERT_CAP_BATCH | (kPenalties ? SAMPCERT_CAP_PENALTIES : 0u);
   // Greedy (llama-sampler.cpp, llama_sampler_temp_impl, T <= 0): the first maximum in the
   // candidates' current order survives (strict '>'), the rest become -inf. That order is token
   // order when no truncation step ran, and the order of an unstable sort (std::partial_sort /
@@ -347,6 +429,13 @@ int32_t GetInfo(sampcert_sampler_info* info, sampcert_error* error) {
     // Measured (README): one draw, the whole chain on a fresh copy of V = 50,001 candidates,
     // about 12 ns per token.
     info->draw_cost_ns_per_token = 12.0f;
+    // The variant (README "The penalties variant"): one penalties sampler, one window, for all
+    // three penalties, and llama-server (tools/server/server-context.cpp, init_sampler) and
+    // llama-completion accept every prompt token into it before the first generated one.
+    if (kPenalties) {
+      info->repetition_history = SAMPCERT_HISTORY_PROMPT_AND_OUTPUT;
+      info->additive_history = SAMPCERT_HISTORY_PROMPT_AND_OUTPUT;
+    }
   }
   return SAMPCERT_STATUS_OK;
 }
@@ -361,8 +450,8 @@ int32_t Create(const char* config, sampcert_sampler** out, sampcert_error* error
   if (config != nullptr && config[0] != '\0') {
     return Fail(error, SAMPCERT_STATUS_INVALID_ARGUMENT, -1,
                 "llama.cpp plug-in: unknown config '%.200s' (it takes none: llama.cpp's default "
-                "chain top_k, top_p, min_p, temp, dist)",
-                config);
+                "chain %stop_k, top_p, min_p, temp, dist)",
+                config, kPenalties ? "penalties, " : "");
   }
   try {
     *out = new sampcert_sampler();

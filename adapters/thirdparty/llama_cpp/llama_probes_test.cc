@@ -166,4 +166,100 @@ TEST(LlamaProbes, SmallTemperatureRoundsTheQuotientsBeforeTheSoftmax) {
   EXPECT_GT(static_cast<double>(rel), 0.01) << "llama's top probability within 1% of exact";
 }
 
+// The penalties sampler alone (llama_sampler_init_penalties, as common/sampling.cpp makes it),
+// fed `history` by llama_sampler_accept in order, applied once to `logits`: the penalized
+// logits, by token.
+std::vector<float> Penalized(const std::vector<float>& logits,
+                             const std::vector<llama_token>& history, float repeat, float freq,
+                             float present) {
+  std::unique_ptr<llama_sampler, decltype(&llama_sampler_free)> pen(
+      llama_sampler_init_penalties(static_cast<int32_t>(logits.size()),
+                                   static_cast<int32_t>(history.size()), repeat, freq, present),
+      &llama_sampler_free);
+  for (llama_token t : history) llama_sampler_accept(pen.get(), t);
+  std::vector<llama_token_data> data;
+  for (size_t i = 0; i < logits.size(); ++i) {
+    data.push_back({static_cast<llama_token>(i), logits[i], 0.0f});
+  }
+  llama_token_data_array cur{data.data(), data.size(), -1, false};
+  llama_sampler_apply(pen.get(), &cur);
+  std::vector<float> out(logits.size());
+  for (size_t i = 0; i < cur.size; ++i) out[cur.data[i].id] = cur.data[i].logit;
+  return out;
+}
+
+// The plug-in's penalties variant as a caller of llama.cpp builds it: penalties, then the
+// default chain (top_k 0, top_p 1, min_p 0, temp 1, dist), the history accepted on the chain.
+std::set<llama_token> DrawsWithPenalties(const std::vector<float>& logits,
+                                         const std::vector<llama_token>& history, float repeat,
+                                         float freq, float present, int n = 200) {
+  std::unique_ptr<llama_sampler, decltype(&llama_sampler_free)> chain(
+      llama_sampler_chain_init(llama_sampler_chain_default_params()), &llama_sampler_free);
+  llama_sampler_chain_add(
+      chain.get(),
+      llama_sampler_init_penalties(static_cast<int32_t>(logits.size()),
+                                   static_cast<int32_t>(history.size()), repeat, freq, present));
+  llama_sampler_chain_add(chain.get(), llama_sampler_init_top_k(0));
+  llama_sampler_chain_add(chain.get(), llama_sampler_init_top_p(1.0f, 1));
+  llama_sampler_chain_add(chain.get(), llama_sampler_init_min_p(0.0f, 1));
+  llama_sampler_chain_add(chain.get(), llama_sampler_init_temp(1.0f));
+  llama_sampler_chain_add(chain.get(), llama_sampler_init_dist(1));
+  for (llama_token t : history) llama_sampler_accept(chain.get(), t);
+  std::set<llama_token> seen;
+  for (int i = 0; i < n; ++i) {
+    std::vector<llama_token_data> data;
+    for (size_t j = 0; j < logits.size(); ++j) {
+      data.push_back({static_cast<llama_token>(j), logits[j], 0.0f});
+    }
+    llama_token_data_array cur{data.data(), data.size(), -1, false};
+    llama_sampler_apply(chain.get(), &cur);
+    seen.insert(cur.data[cur.selected].id);
+  }
+  return seen;
+}
+
+TEST(LlamaProbes, PenaltiesSeeEveryAcceptedTokenRepetitionOncePerToken) {
+  // What the penalties variant declares (README): every accepted token counts, the prompt's as
+  // much as the output's (llama-server accepts the prompt into the same sampler), the
+  // repetition rule divides a positive logit and multiplies a non-positive one, once per token
+  // however often it was seen, and presence and frequency subtract beta + alpha * count.
+  EXPECT_EQ(Penalized({2, -2, 1, 0.5f}, {0, 1, 1, 0, 1}, 2.0f, 0, 0),
+            (std::vector<float>{1, -4, 1, 0.5f}));
+  EXPECT_EQ(Penalized({2, -2, 1, 0.5f}, {0, 1, 1, 0, 1}, 1.0f, 0.5f, 0.25f),
+            (std::vector<float>{2 - 1.25f, -2 - 1.75f, 1, 0.5f}));
+  // penalty_last_n = -1 (common's "context size") is clamped to 0 by the library: no penalty.
+  std::unique_ptr<llama_sampler, decltype(&llama_sampler_free)> off(
+      llama_sampler_init_penalties(4, -1, 2.0f, 0.5f, 0.25f), &llama_sampler_free);
+  EXPECT_STREQ(llama_sampler_name(off.get()), "?penalties");
+}
+
+TEST(LlamaProbes, PenaltiesInFloatOverflowAFiniteLogit) {
+  // SPEC PEN-4: a penalty never makes a finite logit infinite (x' is the exact real). llama.cpp
+  // computes x' in float (llama-sampler.cpp, llama_sampler_penalties_apply): 3e38 / 0.5 is
+  // +inf, where the exact 6e38 is finite and token 0 has probability 1 to any precision; the +inf
+  // then loses (dist's inf - inf = NaN, the last candidate): token 1 is always drawn, never 0.
+  const std::vector<float> big{3e38f, 0.0f};
+  EXPECT_EQ(Penalized(big, {0}, 0.5f, 0, 0)[0], kInf);
+  EXPECT_EQ(DrawsWithPenalties(big, {0}, 0.5f, 0, 0), (std::set<llama_token>{1}));
+  // The frequency term too: float(count) * alpha = 2 * 2e38 = +inf, so logits 1 and 0 seen
+  // twice each both become -inf (exact: 1 - 4e38 and -4e38, token 0 at e / (1 + e) = 0.731):
+  // an empty support, and dist's NaN fallback draws token 1 alone.
+  const std::vector<float> small{1.0f, 0.0f};
+  EXPECT_EQ(Penalized(small, {0, 0, 1, 1}, 1.0f, 2e38f, 0), (std::vector<float>{-kInf, -kInf}));
+  EXPECT_EQ(DrawsWithPenalties(small, {0, 0, 1, 1}, 1.0f, 2e38f, 0), (std::set<llama_token>{1}));
+}
+
+TEST(LlamaProbes, PenaltiesRoundThePenalizedLogitToFloat) {
+  // SPEC PEN-5: binary32 arithmetic is not within TOL-1's budget in general. 1000.1 / 1.3 is
+  // rounded to float: off the exact quotient by about 2.4e-5 (half a float32 step at 769 is
+  // 3.1e-5), which at T = 0.01 is 2.4e-3 in x' / T, a relative error of the same size in the
+  // token's probability.
+  const float x = 1000.1f, r = 1.3f;
+  const float got = Penalized({x, 0.0f}, {0}, r, 0, 0)[0];
+  const long double exact = static_cast<long double>(x) / static_cast<long double>(r);
+  const long double err = std::fabs(static_cast<long double>(got) - exact);
+  EXPECT_GT(static_cast<double>(err), 1e-5);
+  EXPECT_LE(static_cast<double>(err), 3.1e-5);
+}
+
 }  // namespace

@@ -8,13 +8,19 @@ Usage: llama_test.py MODE SAMPCERT PLUGIN WORK_DIR SOURCE_DIR
   MODE quick: `sampcert run --profile quick --expect expectations.json` (the certification
        ctest runs); every failure must be the pinned one (a FIX, REGRESSION or DIFFERENCE fails
        the test).
+  MODE penalties: PLUGIN is the penalties variant (libsampcert_llama_cpp_penalties.so): its
+       declaration, then each penalty item of its quick plan (SPEC section 16, "Planned rows"),
+       `sampcert run --profile quick --item ITEM --expect expectations_penalties.json`, two at a
+       time; every item must run, give its PEN-* result and match the expectations file.
 PLUGIN empty: llama.cpp was not built (adapters/thirdparty/llama_cpp/install.sh): exit 77
 (skipped) with a message, or 1 under CI=true, where a third-party test must run.
 """
+import json
 import os
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 mode, sampcert, plugin, work, source = sys.argv[1:6]
 if not plugin or not os.path.exists(plugin):
@@ -115,6 +121,37 @@ elif mode == "quick":
     print(out[-20000:])
     print(f"llama.cpp {mode} run: {time.monotonic() - start:.1f} s")
     check(f"the {mode} profile fails exactly as pinned in the expectations file", rc == 0, "")
+elif mode == "penalties":
+    start = time.monotonic()
+    rc, out = run("info", "--sampler", plugin)
+    check("info: the penalties variant declares penalties, both rules over prompt and output",
+          rc == 0 and "llama.cpp_penalties" in out and ", penalties" in out
+          and out.count("prompt and output") == 2, out)
+    rc, out = run("plan", "--sampler", plugin, "--profile", "quick")
+    items = [line.split()[1] for line in out.splitlines() if line.startswith("penalties ")]
+    # Six planned rows per dtype (penalty_rows.cc), the top-k one included: a plan that stops
+    # sending them certifies nothing.
+    check("the quick plan has the 18 penalty items (6 rows x 3 dtypes)",
+          rc == 0 and len(items) == 18, out[-3000:])
+    expect = os.path.join(source, "expectations_penalties.json")
+
+    def certify(item):
+        folder = os.path.join(work, item.replace("/", "_"))
+        rc, out = run("run", "--sampler", plugin, "--profile", "quick", "--item", item,
+                      "--expect", expect, "--out", folder)
+        try:
+            with open(os.path.join(folder, "report.json")) as f:
+                results = json.load(f)["results"]
+        except (OSError, ValueError):
+            results = []
+        return item, rc, out, [r for r in results if r["property"].startswith("PEN-")]
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        for item, rc, out, pen in pool.map(certify, items):
+            statuses = ", ".join(f"{r['property']} {r['status']}" for r in pen)
+            check(f"{item}: {statuses or 'no PEN-* result'}, as the expectations file says",
+                  rc == 0 and len(pen) > 0, out[-3000:])
+    print(f"llama.cpp penalties run: {time.monotonic() - start:.1f} s")
 else:
     sys.exit(f"unknown mode {mode}")
 
