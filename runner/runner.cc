@@ -15,6 +15,7 @@
 #include "properties/reproduction.h"
 #include "results/result_json.h"
 #include "results/strict_json.h"
+#include "runner/interrupt_scope.h"
 #include "runner/worker.h"
 
 namespace sampcert::runner {
@@ -266,28 +267,6 @@ std::string StopReason(const RunOptions& o, Clock::time_point run_started, std::
   return {};
 }
 
-// SIGINT / SIGTERM set g_interrupt while the run is on; the old handlers come back after it.
-class InterruptScope {
- public:
-  InterruptScope() {
-    g_interrupt = 0;
-    struct sigaction sa {};
-    sa.sa_handler = OnInterrupt;
-    sigaction(SIGINT, &sa, &old_int_);
-    sigaction(SIGTERM, &sa, &old_term_);
-  }
-  ~InterruptScope() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-  }
-  InterruptScope(const InterruptScope&) = delete;
-  InterruptScope& operator=(const InterruptScope&) = delete;
-
- private:
-  struct sigaction old_int_ {
-  }, old_term_{};
-};
-
 }  // namespace
 
 std::vector<PlanItem> ShardItems(const Plan& plan, const RunOptions& o) {
@@ -375,7 +354,8 @@ Expected<RunOutcome> RunPlan(const SamplerOpener& open, const std::string& sampl
   RunOutcome outcome;
   const json declared_json = InfoToJson(declared);
   const double backstop = Limits(o).Backstop();
-  const InterruptScope interrupts;
+  g_interrupt = 0;
+  const InterruptScope interrupts(OnInterrupt);  // SIGINT / SIGTERM set g_interrupt
   std::vector<Job> running;  // destroyed on every way out: a Worker ends and reaps its tree
   std::size_t next = 0;
   std::string stop_reason;

@@ -13,6 +13,7 @@
 #include <random>
 
 #include "results/strict_json.h"
+#include "runner/interrupt_scope.h"
 #include "runner/worker.h"
 #include "runner/worker_message.h"
 
@@ -191,29 +192,9 @@ SpeedOutcome WorkerOutcome(const Worker& w, const WorkerEnd& e, const std::strin
   }
 }
 
-// SIGINT / SIGTERM during the phase set g_speed_interrupt; the old handlers come back after it.
+// SIGINT / SIGTERM during the phase set g_speed_interrupt (runner/interrupt_scope.h).
 volatile sig_atomic_t g_speed_interrupt = 0;
 void OnSpeedInterrupt(int sig) { g_speed_interrupt = sig; }
-class SpeedInterruptScope {
- public:
-  SpeedInterruptScope() {
-    g_speed_interrupt = 0;
-    struct sigaction sa {};
-    sa.sa_handler = OnSpeedInterrupt;
-    sigaction(SIGINT, &sa, &old_int_);
-    sigaction(SIGTERM, &sa, &old_term_);
-  }
-  ~SpeedInterruptScope() {
-    sigaction(SIGINT, &old_int_, nullptr);
-    sigaction(SIGTERM, &old_term_, nullptr);
-  }
-  SpeedInterruptScope(const SpeedInterruptScope&) = delete;
-  SpeedInterruptScope& operator=(const SpeedInterruptScope&) = delete;
-
- private:
-  struct sigaction old_int_ {
-  }, old_term_{};
-};
 
 // RunToEnd, and an interrupt ends the worker too; true when one did.
 bool RunToEndOrInterrupt(Worker& w, double backstop_s, WorkerEnd* end) {
@@ -266,7 +247,10 @@ Expected<SpeedOutcome> MeasureSpeed(const SamplerOpener& open,
     out.seconds = Seconds(started);
     return out;
   }
-  const SpeedInterruptScope interrupts;  // not without isolation: ^C must end a hung sampler
+  g_speed_interrupt = 0;
+  // Not without isolation: ^C must end a hung sampler.
+  const InterruptScope interrupts(
+      OnSpeedInterrupt);  // not without isolation: ^C must end a hung sampler
   WorkerLimits limits;
   limits.cpu_s = std::min(o.item_timeout_s, setup.cpu_s);
   limits.wall_backstop_s = 2 * limits.cpu_s + 10;
