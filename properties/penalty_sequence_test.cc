@@ -45,6 +45,8 @@ constexpr int kBands = 16;       // floor(-log2 p), the last band holding everyt
 struct Pool {
   std::vector<long double> expected = std::vector<long double>(kBands, 0);
   std::vector<int64_t> bands;
+  std::size_t explained = 0;  // steps whose PROB-1 failure the declared finding explains
+  std::string first_explained;
 };
 
 int BandOf(long double p) {
@@ -64,8 +66,9 @@ struct Model {
 struct Sut {
   adapters::Sampler* sampler = nullptr;
   Pool* pool = nullptr;
-  uint64_t seed = 0;
+  uint64_t seed = 0;  // the sequence's own: sequences sharing one would draw the same uniforms
   std::vector<int64_t> output;
+  bool float_penalties_known = false;  // the finding penalties-in-float is declared
 };
 
 // Values drawn over their whole range whatever the test's size (RapidCheck scales inRange and
@@ -79,6 +82,41 @@ std::string Floats(const std::vector<float>& v) {
   std::ostringstream os;
   for (std::size_t i = 0; i < v.size(); ++i) os << (i ? ", " : "") << v[i];
   return os.str();
+}
+
+// The mechanism of llama.cpp's finding penalties-in-float (adapters/thirdparty/llama_cpp/
+// findings.json) on one step: the row's logits, as its dtype holds them, penalized in binary32 the
+// way llama_sampler_penalties_apply does (x * r where x <= 0, else x / r; then
+// x - (float(count) * alpha + float(count > 0) * beta)), each operation rounded (volatile: no
+// contraction into an FMA, as in llama.cpp's portable build, GGML_NATIVE=OFF). The counts are
+// over the histories the sampler declares (PEN-POL-1).
+std::vector<float> FloatPenalized(const TestRow& row, const Model& m,
+                                  const std::vector<int64_t>& output, const Policies& pol) {
+  const RowView v = row.view();
+  std::vector<float> x(m.vocab);
+  for (std::size_t i = 0; i < m.vocab; ++i)
+    x[i] = static_cast<float>(DecodeLogit(v.dtype, v.logits, i));
+  auto counts = [&](PenaltyHistory h) {
+    std::vector<int> c(m.vocab, 0);
+    if (h == PenaltyHistory::kPromptAndOutput) {
+      for (int64_t t : m.prompt) ++c[static_cast<std::size_t>(t)];
+    }
+    for (int64_t t : output) ++c[static_cast<std::size_t>(t)];
+    return c;
+  };
+  const std::vector<int> rep = counts(pol.repetition_history);
+  const std::vector<int> add = counts(pol.additive_history);
+  for (std::size_t i = 0; i < m.vocab; ++i) {
+    volatile float xi = x[i];
+    if (rep[i] > 0) xi = xi <= 0 ? xi * m.repetition : xi / m.repetition;
+    if (add[i] > 0) {
+      volatile const float freq = static_cast<float>(add[i]) * m.frequency;
+      volatile const float sum = freq + m.presence;
+      xi = xi - sum;
+    }
+    x[i] = xi;
+  }
+  return x;
 }
 
 struct Step : rc::state::Command<Model, Sut> {
@@ -128,7 +166,28 @@ struct Step : rc::state::Command<Model, Sut> {
       const auto probs = sampler.Probabilities(one);
       RC_ASSERT(probs.ok());
       const ProbabilityCheck c = CheckProbabilities(*ref, *probs, AccuracyFor(pol.accuracy));
-      if (!c.ok) RC_FAIL("step " + std::to_string(s.output.size()) + ": " + c.failure);
+      if (!c.ok && s.float_penalties_known) {
+        // Explained only where the sampler's probabilities are within the class of the reference
+        // of the float-penalized logits (an f32 row without a history): any other defect fails.
+        TestRow rounded(FloatPenalized(row, m, s.output, pol), DType::kF32);
+        rounded.T(temperature).RowId(77);
+        if (mask_last) {
+          std::vector<uint8_t> mask(m.vocab, 1);
+          mask.back() = 0;
+          rounded.Mask(mask);
+        }
+        const Expected<ReferenceDistribution> fref = ComputeReference(rounded.view(), pol);
+        RC_ASSERT(fref.ok());
+        const ProbabilityCheck f = CheckProbabilities(*fref, *probs, AccuracyFor(pol.accuracy));
+        if (!f.ok) {
+          RC_FAIL("step " + std::to_string(s.output.size()) + ": " + c.failure +
+                  "; not explained by penalties-in-float: against the float-penalized logits, " +
+                  f.failure);
+        }
+        if (s.pool->explained++ == 0) s.pool->first_explained = c.failure;
+      } else if (!c.ok) {
+        RC_FAIL("step " + std::to_string(s.output.size()) + ": " + c.failure);
+      }
       if (!row.view().HasPenalties()) {
         // PEN-4: penalties off, the history is not read: bit for bit the row without it.
         TestRow bare = row;
@@ -187,9 +246,12 @@ struct RunResult {
   double pooled_p = 1;
   std::size_t draws = 0;
   double seconds = 0;
+  std::size_t explained = 0;  // steps failing PROB-1 as the declared finding predicts
+  std::string first_explained;
 };
 
-RunResult RunSequences(adapters::Sampler* sampler, uint64_t seed) {
+RunResult RunSequences(adapters::Sampler* sampler, uint64_t seed,
+                       bool float_penalties_known = false) {
   const auto start = std::chrono::steady_clock::now();
   Pool pool;
   auto property = [&] {
@@ -206,7 +268,11 @@ RunResult RunSequences(adapters::Sampler* sampler, uint64_t seed) {
     }
     RC_TAG(m.repetition != 1.0f || m.presence != 0.0f || m.frequency != 0.0f ? "penalized"
                                                                              : "penalties off");
-    Sut sut{sampler, &pool, seed, {}};
+    // Each sequence draws under its own seed: under one seed for all, step k of every sequence
+    // would use the same uniforms, and the pooled test would count correlated draws as
+    // independent (stable_cpu then failed it at p < 1e-6 at 2 of 40 run seeds).
+    const uint64_t sequence_seed = *Full(rc::gen::arbitrary<uint64_t>());
+    Sut sut{sampler, &pool, sequence_seed, {}, float_penalties_known};
     rc::state::check(m, sut, rc::state::gen::execOneOfWithArgs<Step>());
   };
   rc::detail::TestParams params;
@@ -236,6 +302,8 @@ RunResult RunSequences(adapters::Sampler* sampler, uint64_t seed) {
     const Cells cells = MakeCells(band_probs, pool.bands.size());
     out.pooled_p = GTest(pool.bands, cells).p_value;
     out.draws = pool.bands.size();
+    out.explained = pool.explained;
+    out.first_explained = pool.first_explained;
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
@@ -247,14 +315,25 @@ std::unique_ptr<adapters::Sampler> OpenMutant(mutants::PenaltyMutant m) {
   return s.ok() ? std::move(s.value()) : nullptr;
 }
 
-void ExpectPasses(adapters::Sampler* sampler, const char* name) {
+// Returns the steps the declared finding explained, over the three seeds.
+std::size_t ExpectPasses(adapters::Sampler* sampler, const char* name,
+                         bool float_penalties_known = false) {
+  std::size_t explained = 0;
   for (uint64_t seed : {1, 2, 3}) {
-    const RunResult r = RunSequences(sampler, seed);
+    const RunResult r = RunSequences(sampler, seed, float_penalties_known);
     EXPECT_FALSE(r.failed) << name << ", seed " << seed << ": " << r.failure;
     EXPECT_GE(r.pooled_p, kLevel) << name << ", seed " << seed;
     std::printf("[%s] seed %llu: pooled G-test p = %.3g over %zu draws, %.2f s\n", name,
                 static_cast<unsigned long long>(seed), r.pooled_p, r.draws, r.seconds);
+    if (r.explained > 0) {
+      std::printf(
+          "[%s] seed %llu: KNOWN FAILURE penalties-in-float: %zu step(s) fail PROB-1 as "
+          "it predicts (first: %s)\n",
+          name, static_cast<unsigned long long>(seed), r.explained, r.first_explained.c_str());
+    }
+    explained += r.explained;
   }
+  return explained;
 }
 
 TEST(PenaltySequence, StableCpuPasses) {
@@ -290,15 +369,40 @@ TEST(PenaltySequence, MutantsCaughtAtSeeds1To3) {
 // Any sampler through the same sequences: SAMPCERT_PENALTY_SEQUENCE_SAMPLER names a built-in or
 // a plug-in path (ctest thirdparty.llama_cpp.penalty_sequences sets it to llama.cpp's penalties
 // variant). Skipped where it is unset.
-TEST(PenaltySequence, SamplerFromTheEnvironmentPasses) {
+// SAMPCERT_PENALTY_SEQUENCE_KNOWN=penalties-in-float declares that finding (llama.cpp's): a step
+// failing PROB-1 is then accepted only where the sampler's probabilities are within its class of
+// the float-penalized logits' reference, and is reported as a known failure, not a pass. A
+// declared finding that no step shows at any seed fails the test, as a known failure that now
+// passes fails an expectations file.
+TEST(PenaltySequence, SamplerFromTheEnvironment) {
   const char* name = std::getenv("SAMPCERT_PENALTY_SEQUENCE_SAMPLER");
   if (name == nullptr || *name == '\0') {
     GTEST_SKIP() << "SAMPCERT_PENALTY_SEQUENCE_SAMPLER is not set";
   }
+  const char* known_env = std::getenv("SAMPCERT_PENALTY_SEQUENCE_KNOWN");
+  const std::string known = known_env == nullptr ? "" : known_env;
+  ASSERT_TRUE(known.empty() || known == "penalties-in-float")
+      << "SAMPCERT_PENALTY_SEQUENCE_KNOWN names no finding this test can check: " << known;
   auto s = registry::OpenSampler(name);
   ASSERT_TRUE(s.ok()) << s.error().message;
   ASSERT_TRUE(s.value()->info().Has(SAMPCERT_CAP_PENALTIES)) << name;
-  ExpectPasses(s.value().get(), name);
+  const std::size_t explained = ExpectPasses(s.value().get(), name, !known.empty());
+  if (!known.empty()) {
+    EXPECT_GT(explained, 0u) << "the declared finding " << known
+                             << " showed at no step of seeds 1-3: remove the declaration";
+  }
+}
+
+// The finding's predicate explains its own mechanism only: with penalties-in-float declared,
+// every penalty mutant is still caught (seed 1), the f16 one included.
+TEST(PenaltySequence, DeclaredFloatFindingExplainsNoMutant) {
+  for (const mutants::PenaltyMutantInfo& info : mutants::PenaltyMutantCatalogue()) {
+    if (info.mutant == mutants::PenaltyMutant::kNone) continue;
+    auto s = OpenMutant(info.mutant);
+    ASSERT_NE(s, nullptr);
+    const RunResult r = RunSequences(s.get(), 1, true);
+    EXPECT_TRUE(r.failed || r.pooled_p < kLevel) << info.name << " explained away";
+  }
 }
 
 TEST(PenaltySequence, StaleHistoryShrinksToTwoSteps) {
