@@ -742,7 +742,10 @@ std::string DeclarationText(const SamplerInfo& info) {
     if (f.label.empty() && !out.empty()) {
       out.insert(out.size() - 1, " (" + text + ")");  // before the line's '\n'
     } else {
-      out += fmt::format("{:<15}{}\n", std::string(f.label) + ":", text);
+      // Labels align at column 15; a longer one keeps a space before its value.
+      std::string label = std::string(f.label) + ":";
+      if (label.size() >= 15) label += ' ';
+      out += fmt::format("{:<15}{}\n", label, text);
     }
   }
   return out;
