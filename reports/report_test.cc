@@ -557,6 +557,23 @@ TEST(Speed, BesideTheVerdictNeverInIt) {
                                   "verdict): f32 V=32000"),
             std::string::npos);
   EXPECT_NE(RenderHtml(with).find("golden &lt;cpu&gt; &amp; co"), std::string::npos);
+  // JUnit: in the verdict's output, whatever the verdict; the counts are those without it.
+  const std::string junit = RenderJUnit(with);
+  EXPECT_NE(junit.find("rows/s); on golden &lt;cpu&gt; &amp; co (2 cores)\n</system-out>"),
+            std::string::npos)
+      << junit;
+  EXPECT_EQ(RenderJUnit(without).find("speed (informational"), std::string::npos);
+  Report failing = with;
+  failing.results[0].status = results::Status::kFail;
+  const std::string failing_junit = RenderJUnit(failing);
+  EXPECT_NE(failing_junit.find("<system-out>speed (informational"), std::string::npos);
+  EXPECT_EQ(failing_junit.substr(0, failing_junit.find("name=\"verdict\"")),
+            RenderJUnit([&] {
+              Report r = failing;
+              r.speed = nullptr;
+              return r;
+            }())
+                .substr(0, failing_junit.find("name=\"verdict\"")));
 
   Report crashed = with;
   crashed.speed["status"] = "crash";

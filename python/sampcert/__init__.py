@@ -24,8 +24,8 @@ tests a `sampcert` fixture and the `--sampcert-profile` option.
 """
 
 from ._version import __version__
-from .api import (CertifyError, Failure, Report, RootCause, certify, default_jobs, executable,
-                  sampler_command)
+from .api import (CertifyError, Failure, Report, RootCause, Speed, SpeedShape, certify,
+                  default_jobs, executable, sampler_command)
 
 # Imported on first use: `import sampcert` (the console script, a sampler process asking the
 # fork server) stays free of numpy.
@@ -41,5 +41,5 @@ def __getattr__(name):
     return module if _LAZY[name] is None else getattr(module, name)
 
 __all__ = ["__version__", "certify", "executable", "sampler_command", "default_jobs", "Report",
-           "Failure", "RootCause", "CertifyError", "load_row", "load_sampler", "reference",
+           "Failure", "RootCause", "Speed", "SpeedShape", "CertifyError", "load_row", "load_sampler", "reference",
            "replay", "Reference", "Replay", "InvalidRow", "protocol"]

@@ -273,6 +273,64 @@ class RootCause:
         return "\n".join(lines)
 
 
+@dataclasses.dataclass
+class SpeedShape:
+    """One timed shape of report.json's speed: `rows` rows per call, `calls` timed calls, the
+    median time per row."""
+    rows: int
+    calls: int
+    ns_per_row: float
+    rows_per_s: float
+
+
+@dataclasses.dataclass
+class Speed:
+    """report.json's speed (SPEC REPORT-3): the sampler's speed, measured by sampcert after the
+    plan on the machine named. Informational: never part of the verdict. `status` is "measured",
+    or "crash", "timeout" or "error" (then `message` says what happened and `shapes` is empty).
+    `line` is the line the terminal and the HTML show."""
+    status: str
+    cpu: str
+    cores: int
+    dtype: str
+    vocab: int
+    shapes: List[SpeedShape]
+    seconds: float
+    message: str
+    line: str
+
+
+def _speed_line(sp: Dict[str, Any]) -> str:
+    """The speed line as the tool prints it (reports/report.cc SpeedLine)."""
+    def time(ns: float) -> str:
+        return (f"{ns:.0f} ns" if ns < 1e3 else f"{ns / 1e3:.1f} us" if ns < 1e6
+                else f"{ns / 1e6:.2f} ms")
+
+    def rate(per_s: float) -> str:
+        return (f"{per_s / 1e6:.2f} M" if per_s >= 1e6 else f"{per_s / 1e3:.1f} k"
+                if per_s >= 1e3 else f"{per_s:.1f}")
+
+    out = "speed (informational, not part of the verdict): "
+    if sp.get("status") != "measured":
+        out += f"not measured, {sp.get('status', '')} in the speed phase: {sp.get('message', '')}"
+    else:
+        out += f"{sp.get('dtype', '?')} V={sp.get('vocab', 0)}:"
+        shapes = []
+        for x in sp.get("shapes", []):
+            rows = int(x["rows"])
+            shapes.append(f" {rows} row{'' if rows == 1 else 's'} "
+                          f"{time(_number(x['ns_per_row']))}/row "
+                          f"({rate(_number(x['rows_per_s']))} rows/s)")
+        out += ";".join(shapes)
+    machine = sp.get("machine", {})
+    return out + f"; on {machine.get('cpu', '?')} ({machine.get('cores', 0)} cores)"
+
+
+def _number(x: Any) -> float:
+    # report.json writes a non-finite number as a string ("inf", "nan").
+    return float(x)
+
+
 def _clip(text: str, n: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= n else text[:n - 3] + "..."
@@ -310,9 +368,25 @@ class Report:
         self.known_failures: List[Failure] = [self._failure(r) for r in results
                                               if r["status"] == "KnownFailure"]
         self.expectation_differences: List[Any] = list(verdict.get("expectation_differences", []))
+        self.speed: Optional[Speed] = self._speed(self.data.get("speed"))
         # For a Python sampler certify() served: its target, paths, declaration, arrays, seed
         # (what the debugging snippet of describe() needs).
         self.python: Optional[Dict[str, Any]] = None
+
+    @staticmethod
+    def _speed(sp: Optional[Dict[str, Any]]) -> Optional[Speed]:
+        """report.json's speed section, or None where none was measured (a shard, a filtered
+        or incomplete run, speed=False / --no-speed, a merged report)."""
+        if not sp:
+            return None
+        shapes = [SpeedShape(rows=int(x["rows"]), calls=int(x["calls"]),
+                             ns_per_row=_number(x["ns_per_row"]),
+                             rows_per_s=_number(x["rows_per_s"])) for x in sp["shapes"]]
+        machine = sp["machine"]
+        return Speed(status=sp["status"], cpu=machine["cpu"], cores=int(machine["cores"]),
+                     dtype=sp["dtype"], vocab=int(sp["vocab"]), shapes=shapes,
+                     seconds=_number(sp["seconds"]), message=sp.get("message", ""),
+                     line=_speed_line(sp))
 
     def _failure(self, r: Dict[str, Any]) -> Failure:
         f = r.get("failure", {})
@@ -366,6 +440,8 @@ class Report:
             lines.append(f"{len(self.known_failures)} known failures (pinned by expectations)")
         for d in self.expectation_differences[:limit]:
             lines.append(f"  expectation difference: {_clip(json.dumps(d), 300)}")
+        if self.speed is not None:
+            lines.append(self.speed.line)
         report = self.files.get("html", self.files.get("json"))
         if report is not None:
             lines.append(f"report: {report}")
@@ -498,7 +574,7 @@ def certify(sampler, profile: str = "quick", dtypes: Optional[Sequence[str]] = N
             jobs: Optional[int] = None,
             max_draws: Optional[int] = None, item_timeout: Optional[float] = None,
             expect_non_strict: bool = False, arrays: str = "numpy",
-            echo: bool = False, fork_server: bool = True) -> Report:
+            echo: bool = False, fork_server: bool = True, speed: bool = True) -> Report:
     """Certify `sampler` with `sampcert run` and return its Report.
 
     sampler: a Python function `f(batch, seed, first_draw, draws_per_row) -> tokens` or a class
@@ -516,6 +592,8 @@ def certify(sampler, profile: str = "quick", dtypes: Optional[Sequence[str]] = N
     out: the report folder (default: a new temporary folder, kept). echo: pass sampcert's output
       through to this process's stdout as it runs. jobs: worker processes (default: the cores
       this process may use).
+    speed: time the sampler after the verdict is decided (Report.speed; SPEC REPORT-3,
+      informational, never part of the verdict); False passes --no-speed.
     fork_server: for a Python sampler, import it once in a server process and fork each
       sampler process from it (a torch sampler then costs its import once, not once per worker
       and restart); such children run outside the tool's system-call filter (SPEC section 14)
@@ -557,6 +635,8 @@ def certify(sampler, profile: str = "quick", dtypes: Optional[Sequence[str]] = N
         argv += ["--max-draws", str(max_draws)]
     if item_timeout is not None:
         argv += ["--item-timeout", str(item_timeout)]
+    if not speed:
+        argv.append("--no-speed")
     # A report left in `out` by an earlier run must never answer for this one.
     Path(out, "report.json").unlink(missing_ok=True)
     with _ForkServer(python["argv"] if python and fork_server else None) as env:

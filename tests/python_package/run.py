@@ -215,9 +215,20 @@ assert proc.returncode == 1, (proc.returncode, proc.stdout[-2000:])
 rerun = json.loads((work / "rerun" / "report.json").read_text())
 assert any(x["property"] == "DIST-1" and x["status"] == "Fail" for x in rerun["results"])
 
-# dtypes= declares a Python sampler's dtypes.
-r = sampcert.certify(user_samplers.argmax, dtypes=("f32", "bf16"), out=work / "dtypes")
+# The sampler's speed (SPEC REPORT-3): read back as Report.speed, the line the tool printed,
+# shown by describe(); never part of the verdict.
+assert r.speed is not None and r.speed.status == "measured", r.data.get("speed")
+assert r.speed.shapes and all(x.ns_per_row > 0 and x.rows_per_s > 0 for x in r.speed.shapes)
+assert r.speed.vocab == 32000 and r.speed.dtype == "f32" and r.speed.cores >= 1, r.speed
+assert r.speed.line.startswith("speed (informational, not part of the verdict): f32 V=32000:")
+assert r.speed.line in r.output, (r.speed.line, r.output[-1500:])
+assert r.speed.line in text, text
+
+# dtypes= declares a Python sampler's dtypes. speed=False: no speed phase (--no-speed).
+r = sampcert.certify(user_samplers.argmax, dtypes=("f32", "bf16"), out=work / "dtypes",
+                     speed=False)
 assert {f.dtype for f in r.failures} == {"f32", "bf16"}, {f.dtype for f in r.failures}
+assert r.speed is None and "speed" not in r.data and "speed (" not in r.output, r.data.get("speed")
 
 # A class: instantiated once in the sampler's process, create() gets config.
 r = sampcert.certify(user_samplers.Configured, config="ok", out=work / "configured")
@@ -296,6 +307,7 @@ assert "if __name__" in out.stderr, out.stderr[-2000:]
 # Built-ins, plug-in paths, one dtype, an expectations file.
 r = sampcert.certify("stable_cpu", dtypes="f16", out=work / "stable_cpu_f16")
 assert r.verdict == "Partial" and r.exit_code == 0 and not r.failures, r
+assert r.speed is None, r.speed  # a partial run measures none
 r.assert_matches_expectations()  # a clean part passes what --expect gates
 
 # A report left in the folder never answers for a run that wrote none (a tool killed by a
