@@ -391,8 +391,10 @@ constexpr Clause kClauses[] = {
      .promise = "presence and frequency subtract alpha * count + beta * [count > 0]",
      .evidence = "row:pen_counts_V8"},
     {.id = "PEN-4",
-     .promise = "penalties off change nothing, bit for bit; -inf stays -inf",
-     .evidence = "row:pen_identity_V8 row:pen_zero_repetition_V8 row:pen_counts_V8"},
+     .promise = "penalties off change nothing, bit for bit; -inf stays -inf; a penalty never "
+                "makes a finite logit infinite",
+     .evidence = "row:pen_identity_V8 row:pen_zero_repetition_V8 row:pen_counts_V8 "
+                 "row:pen_overflow_V8"},
     {.id = "PEN-5",
      .promise = "penalized logits within the accuracy class of the reference's (PROB-1 on the "
                 "history, where probabilities are declared)",

@@ -7,6 +7,7 @@
 // (DIST-1's G-test and score tests, with the profile's power and the item's level).
 #include <fmt/format.h>
 
+#include <cmath>
 #include <limits>
 
 #include "adapters/declarations.h"
@@ -74,6 +75,23 @@ std::vector<std::pair<std::string, RowCase>> PenaltyRows(DType dtype, uint32_t c
       "pen_prompt_only_V8",
       WithHistory(MakeRow(dtype, {1.4f, 0.2f, 1.85f, -0.9f, 0.65f, 1.1f, -0.35f, 2.4f}, 1.0f, 144),
                   {2, 6, 2, 7}, {5, 0, 5}, 1.6f, 0.55f, 0.3f));
+  // PEN-4: a penalty never makes a finite logit infinite. Tokens 0 and 1 are seen, r = 0.5 (a
+  // reward): exactly x / r = 6e38 and 5.8e38, past binary32's 3.4e38, so token 0 is drawn with
+  // probability 1 (without the penalty, token 2 is). Penalized in binary32 both overflow to +inf
+  // and SEM-4's limit splits the draws between them: token 1, outside the support, half the
+  // time. In f16 the logits are 60000, 50000 and 65000 (f16's largest is 65504; 120000 and
+  // 100000 penalized, far enough apart that token 1's probability is 0 even in long double, so
+  // no cell of the draws' test expects a count of 1e-858): a penalty computed in f16 overflows
+  // the same way, one in binary32 does not.
+  {
+    const bool f16 = dtype == DType::kF16;
+    const float big = f16 ? 6.0e4f : 3.0e38f, second = f16 ? 5.0e4f : 2.9e38f,
+                top = f16 ? 6.5e4f : 3.3e38f;
+    rows.emplace_back(
+        "pen_overflow_V8",
+        WithHistory(MakeRow(dtype, {big, second, top, 0.4f, -1.1f, 2.5f, -kInf, 1.3f}, 1.0f, 146),
+                    {}, {0, 1}, 0.5f, 0.0f, 0.0f));
+  }
   // PEN-1: penalties before temperature and truncation. T = 0.5, top-k 3: the penalized top 3
   // are tokens 2, 6, 0 (1.9, 1.7, 1.2); penalties applied after top-k keep 0, 1, 2 instead, and
   // after temperature subtract beta from x / T (token 0 at 3.8 instead of 2.4).
@@ -91,6 +109,17 @@ std::vector<std::pair<std::string, RowCase>> PenaltyRows(DType dtype, uint32_t c
 // Each row is filed under the clause it decides, from its content alone.
 std::string_view PenaltyProperty(const RowCase& row) {
   if (!row.view().HasPenalties()) return "PEN-4";
+  // A reward (r < 1) that takes a logit past the dtype's largest finite value decides PEN-4's
+  // "never infinite" (pen_overflow_V8).
+  const RowView v = row.view();
+  const float r = row.repetition_penalty;
+  if (r > 0.0f && r < 1.0f) {
+    const long double largest = v.dtype == DType::kF16 ? 65504.0L : 3.4028234663852886e38L;
+    for (std::size_t i = 0; i < v.vocab; ++i) {
+      const long double x = DecodeLogit(v.dtype, v.logits, i);
+      if (std::isfinite(x) && std::fabs(x) / r > largest) return "PEN-4";
+    }
+  }
   if (row.top_k != 0) return "PEN-1";
   if (!row.prompt_tokens.empty()) return "PEN-POL-1";
   if (row.presence_penalty != 0.0f || row.frequency_penalty != 0.0f) return "PEN-3";

@@ -129,10 +129,10 @@ elif mode == "penalties":
           and out.count("prompt and output") == 2, out)
     rc, out = run("plan", "--sampler", plugin, "--profile", "quick")
     items = [line.split()[1] for line in out.splitlines() if line.startswith("penalties ")]
-    # Six planned rows per dtype (penalty_rows.cc), the top-k one included: a plan that stops
+    # Seven planned rows per dtype (penalty_rows.cc), the top-k one included: a plan that stops
     # sending them certifies nothing.
-    check("the quick plan has the 18 penalty items (6 rows x 3 dtypes)",
-          rc == 0 and len(items) == 18, out[-3000:])
+    check("the quick plan has the 21 penalty items (7 rows x 3 dtypes)",
+          rc == 0 and len(items) == 21, out[-3000:])
     expect = os.path.join(source, "expectations_penalties.json")
 
     def certify(item):
