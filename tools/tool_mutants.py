@@ -514,6 +514,14 @@ def command_run(opts):
     start = time.monotonic()
     if opts.ids:  # these mutants only, afresh (the others keep their record)
         wanted = set(opts.ids.split(","))
+        kept = [m for m in old.get("mutants", []) if m["id"] not in wanted]
+        if kept and len(done) < len(old.get("mutants", [])):
+            # The sources changed since the record: its ids may now name other mutants, and
+            # writing would drop every entry but these (it did, once). Refuse, losing nothing.
+            sys.exit(f"tool_mutants: --ids on profile {profile}: the record's sources differ "
+                     f"from the current ones, so its other {len(kept)} entries cannot be kept "
+                     f"under their ids; re-run the profile, or run without --record and merge "
+                     f"the new entries by hand (matching source, line, original and mutated)")
         order = [i for i in order if mutants[i]["id"] in wanted]
         results = [m for m in done.values() if m["id"] not in wanted]
         done = {}
