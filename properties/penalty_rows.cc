@@ -114,7 +114,8 @@ std::string_view PenaltyProperty(const RowCase& row) {
   const RowView v = row.view();
   const float r = row.repetition_penalty;
   if (r > 0.0f && r < 1.0f) {
-    const long double largest = v.dtype == DType::kF16 ? 65504.0L : 3.4028234663852886e38L;
+    const long double largest = v.dtype == DType::kF16 ? 65504.0L  // f16's largest finite
+                                                       : std::numeric_limits<float>::max();
     for (std::size_t i = 0; i < v.vocab; ++i) {
       const long double x = DecodeLogit(v.dtype, v.logits, i);
       if (std::isfinite(x) && std::fabs(x) / r > largest) return "PEN-4";

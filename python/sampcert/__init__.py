@@ -41,5 +41,5 @@ def __getattr__(name):
     return module if _LAZY[name] is None else getattr(module, name)
 
 __all__ = ["__version__", "certify", "executable", "sampler_command", "default_jobs", "Report",
-           "Failure", "RootCause", "Speed", "SpeedShape", "CertifyError", "load_row", "load_sampler", "reference",
-           "replay", "Reference", "Replay", "InvalidRow", "protocol"]
+           "Failure", "RootCause", "Speed", "SpeedShape", "CertifyError", "load_row",
+           "load_sampler", "reference", "replay", "Reference", "Replay", "InvalidRow", "protocol"]
