@@ -20,15 +20,14 @@ RowView ToRowView(const sampcert_batch& batch, std::size_t r) {
   v.logits = row.logits;
   v.vocab = static_cast<std::size_t>(batch.vocab);
   v.mask = row.mask;
-  // MINOR 4 (SPEC section 16), where the struct covers it; a repetition penalty of 0 is off.
-  if (row.struct_size >= SAMPCERT_ROW_STRUCT_SIZE) {
+  // MINOR 4 (SPEC section 16): the history where the struct covers it (a MINOR 4 host's rows
+  // are 104 bytes); the penalties are the table's fields, as the row holds them (a repetition
+  // penalty of 0, a zeroed row's, is off: HasPenalties and every rule read it so).
+  if (row.struct_size >= SAMPCERT_ROW_MINOR4_STRUCT_SIZE) {
     v.prompt_tokens = row.prompt_tokens;
     v.num_prompt_tokens = static_cast<std::size_t>(row.num_prompt_tokens);
     v.output_tokens = row.output_tokens;
     v.num_output_tokens = static_cast<std::size_t>(row.num_output_tokens);
-    v.repetition_penalty = row.repetition_penalty == 0.0f ? 1.0f : row.repetition_penalty;
-    v.presence_penalty = row.presence_penalty;
-    v.frequency_penalty = row.frequency_penalty;
   }
   return v;
 }

@@ -139,14 +139,15 @@ constexpr Capability kCapabilities[] = {
     {SAMPCERT_CAP_F16, "f16", "f16"},
     {SAMPCERT_CAP_BF16, "bf16", "bf16"},
     {SAMPCERT_CAP_MASK, "mask", "mask"},
-    // top-k, top-p and min-p: the capabilities of row fields, in their rows (row_fields.h).
+    // top-k, top-p, min-p, penalties and seeds: the capabilities of row fields, in their rows
+    // (row_fields.h), listed among these by their bits.
     {SAMPCERT_CAP_TEMPERATURE_ZERO, "temperature-0", "temperature 0"},
     {SAMPCERT_CAP_PROBABILITIES, "probabilities", "probabilities"},
     {SAMPCERT_CAP_BATCH, "batch", "batch"},
     {SAMPCERT_CAP_VERIFY, "verify", "verify"},
     {SAMPCERT_CAP_VERIFY_DRAFT_LOGITS, "verify-draft-logits", "verify with draft logits"},
     {SAMPCERT_CAP_VERIFY_ACCEPTANCE, "verify-acceptance", "verify's acceptance probabilities"},
-    {SAMPCERT_CAP_PENALTIES, "penalties", "penalties"},
+    // penalties and seeds: the capabilities of row fields too.
 };
 
 // ---- Helpers of the codecs ----

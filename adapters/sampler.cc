@@ -312,9 +312,6 @@ std::vector<sampcert_row> Sampler::AbiRows(const Batch& batch) const {
     a.output_tokens = v.output_tokens;
     a.num_prompt_tokens = v.num_prompt_tokens;
     a.num_output_tokens = v.num_output_tokens;
-    a.repetition_penalty = v.repetition_penalty;
-    a.presence_penalty = v.presence_penalty;
-    a.frequency_penalty = v.frequency_penalty;
   }
   return rows;
 }

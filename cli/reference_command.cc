@@ -77,11 +77,15 @@ bool ParseRowFile(const ReferenceRequest& req, ParsedRow* parsed, std::ostream& 
   parsed->bits32 = row->bits32;
   parsed->bits16 = row->bits16;
   parsed->mask = row->mask;
+  parsed->prompt_tokens = row->prompt_tokens;
+  parsed->output_tokens = row->output_tokens;
   RowView& v = parsed->view;
-  v = row->view();
+  v = row->view();  // then every buffer is pointed at parsed's copies, which outlive `row`
   v.logits = row->dtype == DType::kF32 ? static_cast<const void*>(parsed->bits32.data())
                                        : static_cast<const void*>(parsed->bits16.data());
   v.mask = parsed->mask.empty() ? nullptr : parsed->mask.data();
+  v.prompt_tokens = parsed->prompt_tokens.empty() ? nullptr : parsed->prompt_tokens.data();
+  v.output_tokens = parsed->output_tokens.empty() ? nullptr : parsed->output_tokens.data();
   return true;
 }
 

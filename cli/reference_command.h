@@ -34,7 +34,9 @@ struct ParsedRow {
   std::vector<uint32_t> bits32;
   std::vector<uint16_t> bits16;
   std::vector<uint8_t> mask;
-  RowView view;
+  std::vector<int64_t> prompt_tokens;  // a row file's token history (SPEC section 16)
+  std::vector<int64_t> output_tokens;
+  RowView view;  // points into the vectors above
 };
 
 // Parses dtype, logits (rounded to the dtype as a cast would) and mask, and checks --draws.

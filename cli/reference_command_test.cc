@@ -3,7 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <sstream>
+
+#include "properties/row_case.h"
 
 namespace sampcert::cli {
 namespace {
@@ -18,6 +21,30 @@ TEST(ReferenceCommand, PrintsTheBriefsHalfOverflowRow) {
   EXPECT_EQ(RunReference(req, out, err), 0) << err.str();
   EXPECT_NE(out.str().find("regime: finite"), std::string::npos) << out.str();
   EXPECT_NE(out.str().find("draws (seed 0, row id 0): 0 0 0"), std::string::npos) << out.str();
+}
+
+// A row file with a token history (SPEC section 16): its reference is the penalized row's. With
+// logits (2, 2), token 0 once in the output and repetition penalty 2, token 0's logit is 1:
+// p0 = 1 / (1 + e).
+TEST(ReferenceCommand, RowFileCarriesItsHistory) {
+  properties::RowCase row;
+  row.bits32 = {0x40000000u, 0x40000000u};
+  row.output_tokens = {0};
+  row.repetition_penalty = 2.0f;
+  const std::string path = testing::TempDir() + "/reference_history_row.json";
+  std::ofstream(path) << properties::RowFileJson(row);
+  ReferenceRequest req;
+  req.row_file = path;
+  std::ostringstream out, err;
+  ASSERT_EQ(RunReference(req, out, err), 0) << err.str();
+  EXPECT_NE(out.str().find("0.268941421369995"), std::string::npos) << out.str();
+  // The same row without its history: the penalty changes nothing (PEN-4), p0 = 1/2.
+  row.output_tokens.clear();
+  std::ofstream(path) << properties::RowFileJson(row);
+  std::ostringstream out2;
+  ASSERT_EQ(RunReference(req, out2, err), 0) << err.str();
+  EXPECT_EQ(out2.str().find("0.268941421369995"), std::string::npos) << out2.str();
+  EXPECT_NE(out2.str().find("0.5"), std::string::npos) << out2.str();
 }
 
 TEST(ReferenceCommand, InvalidRowIsReportedWithExitOne) {

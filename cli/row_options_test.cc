@@ -89,7 +89,8 @@ TEST(RowOptions, EveryFieldHasItsFlag) {
     EXPECT_NE(RowParamFlagList().find(shortest), std::string::npos) << RowParamFlagList();
   }
   EXPECT_EQ(RowParamFlagList(),
-            "-t, --top-k, --top-p, --min-p, --row-id, --row-seed and --seed-mode");
+            "-t, --top-k, --top-p, --min-p, --row-id, --repetition-penalty, --presence-penalty, "
+            "--frequency-penalty, --row-seed and --seed-mode");
 }
 
 TEST(RowOptions, UnsignedFieldsRefuseWhatCli11WouldWrap) {

@@ -239,7 +239,9 @@ TEST(Plan, CappedTestIsInconclusiveNeverPass) {
 // when the rows of truncation's extremes and parameter rounding (signed_zero_tie_V8,
 // top_k_2000_V4096, min_p_tiny_V4096, min_p_rounding_V8, top_p_rounding_V8) and masked_V300's
 // mask bytes 1..255 were, when the penalty rows (penalty_rows.cc) were, with their
-// histories and penalties, and when pen_overflow_V8 joined them.
+// histories and penalties, and when pen_overflow_V8 joined them. It changed with the Describe
+// text alone (the rows' bits and histories did not) when the penalties became row-table fields:
+// they are printed by RowParamsText, where they are not at their defaults.
 TEST(Plan, GeneratedAndPlannedRowsArePinned) {
   uint64_t h = 0;
   for (DType d : {DType::kF32, DType::kF16, DType::kBF16}) {
@@ -272,7 +274,7 @@ TEST(Plan, GeneratedAndPlannedRowsArePinned) {
       for (uint8_t b : r.mask) h = Mix(h, b);
     }
   }
-  EXPECT_EQ(h, 16242412404238444049u) << "row digest " << h;
+  EXPECT_EQ(h, 13380825357099375161u) << "row digest " << h;
 }
 
 // Issue 9: the boundary rows put a may-keep token in front of DIST-2 under each built-in's

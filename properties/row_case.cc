@@ -29,9 +29,6 @@ RowView RowCase::view() const {
   v.num_prompt_tokens = prompt_tokens.size();
   v.output_tokens = output_tokens.empty() ? nullptr : output_tokens.data();
   v.num_output_tokens = output_tokens.size();
-  v.repetition_penalty = repetition_penalty;
-  v.presence_penalty = presence_penalty;
-  v.frequency_penalty = frequency_penalty;
   return v;
 }
 
@@ -66,12 +63,9 @@ std::string Describe(const RowCase& row) {
     masked = fmt::format(" mask={}/{} allowed", allowed, row.vocab());
   }
   std::string history;
-  if (row.HasHistory() || row.view().HasPenalties()) {
-    history = fmt::format(
-        " prompt=[{}] output=[{}] repetition_penalty={} presence_penalty={} "
-        "frequency_penalty={}",
-        fmt::join(row.prompt_tokens, ","), fmt::join(row.output_tokens, ","),
-        row.repetition_penalty, row.presence_penalty, row.frequency_penalty);
+  if (row.HasHistory() || row.HasPenalties()) {  // the penalties are in RowParamsText
+    history = fmt::format(" prompt=[{}] output=[{}]", fmt::join(row.prompt_tokens, ","),
+                          fmt::join(row.output_tokens, ","));
   }
   return fmt::format("{} V={} {}{} {}{} logits=[{}] ({})", DTypeName(row.dtype), row.vocab(),
                      adapters::RowParamsText(row, false), masked,
@@ -91,6 +85,8 @@ std::string RowFileJson(const RowCase& row) {
     j["logit_bits"] = row.bits16;
   }
   if (!row.mask.empty()) j["mask"] = row.mask;
+  if (!row.prompt_tokens.empty()) j["prompt_tokens"] = row.prompt_tokens;
+  if (!row.output_tokens.empty()) j["output_tokens"] = row.output_tokens;
   return j.dump();
 }
 
@@ -99,9 +95,10 @@ namespace {
 using nlohmann::json;
 
 // The fields a row file has besides the row's parameters (adapters/row_fields.h), which
-// RowFileJson writes all but "mask" when there is none; any other key is refused, so a misspelt
-// field is never silently absent.
-constexpr const char* kRowFileKeys[] = {"format", "dtype", "vocab", "family", "logit_bits", "mask"};
+// RowFileJson writes all but "mask" when there is none and the history's lists when they are
+// empty; any other key is refused, so a misspelt field is never silently absent.
+constexpr const char* kRowFileKeys[] = {"format",     "dtype", "vocab",         "family",
+                                        "logit_bits", "mask",  "prompt_tokens", "output_tokens"};
 
 Error Bad(std::string why) { return Error{ErrorCode::kInvalidArgument, "row file: " + why}; }
 
@@ -163,6 +160,24 @@ std::optional<Error> ReadMask(const json& j, RowCase* row) {
   return std::nullopt;
 }
 
+// A history list (SPEC section 16): exact 64-bit integers. Whether each is a token id of the
+// row is the row's validation (INV-8), which names the list and the index as this does.
+std::optional<Error> ReadTokens(const json& j, const char* name, std::vector<int64_t>* out) {
+  if (!j.contains(name)) return std::nullopt;
+  if (!j[name].is_array()) return Bad(fmt::format("{} must be an array of token ids", name));
+  std::size_t i = 0;
+  for (const json& t : j[name]) {
+    const std::optional<int64_t> v = results::ExactSigned(t);
+    if (!v) {
+      return Bad(
+          fmt::format("{}[{}] must be a 64-bit integer, not {}", name, i, results::TypeInWords(t)));
+    }
+    out->push_back(*v);
+    ++i;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Expected<RowCase> RowCaseFromRowFile(const std::string& text) {
@@ -204,6 +219,8 @@ Expected<RowCase> RowCaseFromRowFile(const std::string& text) {
     }
   }
   if (auto e = ReadMask(j, &row)) return *e;
+  if (auto e = ReadTokens(j, "prompt_tokens", &row.prompt_tokens)) return *e;
+  if (auto e = ReadTokens(j, "output_tokens", &row.output_tokens)) return *e;
   if (auto e = adapters::RowParamsFromRowFile(j, &row)) return *e;
   return row;
 }

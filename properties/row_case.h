@@ -20,13 +20,10 @@ struct RowCase : RowParams {
   std::vector<uint16_t> bits16;  // f16 / bf16 logits
   std::vector<uint8_t> mask;     // empty: no mask
   std::string family;            // the generator family, e.g. "overflow_after_scaling"
-  // The token history and its penalties (SPEC section 16; RowView's fields of the same names):
-  // planned penalty rows carry them, generated rows do not. Row files do not carry them yet.
+  // The token history (SPEC section 16; RowView's lists of the same names), which the penalties
+  // among RowParams read: planned penalty rows and sequences carry it, generated rows do not.
   std::vector<int64_t> prompt_tokens;
   std::vector<int64_t> output_tokens;
-  float repetition_penalty = 1.0f;
-  float presence_penalty = 0.0f;
-  float frequency_penalty = 0.0f;
 
   bool HasHistory() const { return !prompt_tokens.empty() || !output_tokens.empty(); }
   std::size_t vocab() const { return dtype == DType::kF32 ? bits32.size() : bits16.size(); }
@@ -43,7 +40,8 @@ std::string Describe(const RowCase& row);
 
 // Row files (SPEC section 11): a row's complete input as JSON, bit-exact. The logits are their
 // dtype's bit patterns; temperature, top_p and min_p are given as fp32 bit patterns with their
-// decimal value beside them (the bits decide; a decimal that disagrees is an error).
+// decimal value beside them (the bits decide; a decimal that disagrees is an error). A row with a
+// token history has its lists under "prompt_tokens" and "output_tokens" (SPEC section 11).
 inline constexpr const char* kRowFileFormat = "sampcert-row/1";
 std::string RowFileJson(const RowCase& row);
 // Parses a row file's text, with an error that names the field on anything malformed.

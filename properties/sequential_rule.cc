@@ -16,15 +16,12 @@ void FailItem(results::TestResult& r, std::string message, const ItemRun& run) {
   r.status = results::Status::kFail;
   RowCase named = *run.row;  // a planned row's file says which planned row it is
   if (named.family.empty()) named.family = run.item.name;
-  // A row file does not carry a token history (SPEC section 16): a penalty row has none rather
-  // than one that replays another row; its reproduction command re-runs the planned item.
-  const bool replayable = !named.HasHistory() && !named.view().HasPenalties();
-  r.failure = results::Failure{std::move(message),
-                               Describe(*run.row),
-                               Describe(*run.row),
-                               ReproductionCommand(run.sampler_arg, run.plan, run.item),
-                               replayable ? RowFileJson(named) : "",
-                               ""};
+  // The row file carries the token history and the penalties (SPEC section 16): a penalty row
+  // replays with `--row` as it failed.
+  r.failure =
+      results::Failure{std::move(message), Describe(*run.row),
+                       Describe(*run.row), ReproductionCommand(run.sampler_arg, run.plan, run.item),
+                       RowFileJson(named), ""};
 }
 
 void StateRequirement(const ItemRun& ctx, const Requirement& req, double achieved,

@@ -128,9 +128,9 @@ struct InvalidCase {
 TEST(Penalties, InvalidInputIsInvalidPenalty) {
   const std::vector<InvalidCase> cases = {
       {"negative r", Row({1, 2}).Penalties(-1, 0, 0), "repetition_penalty is -1"},
-      {"NaN r", Row({1, 2}).Penalties(kNan, 0, 0), "repetition_penalty is nan"},
+      {"NaN r", Row({1, 2}).Penalties(kNan, 0, 0), "repetition_penalty is NaN"},
       {"inf r", Row({1, 2}).Penalties(kInf, 0, 0), "repetition_penalty is inf"},
-      {"NaN presence", Row({1, 2}).Penalties(1, kNan, 0), "presence_penalty is nan"},
+      {"NaN presence", Row({1, 2}).Penalties(1, kNan, 0), "presence_penalty is NaN"},
       {"inf frequency", Row({1, 2}).Penalties(1, 0, -kInf), "frequency_penalty is -inf"},
       {"id = V", Row({1, 2}).History({0}, {1, 2}), "output_tokens[1] is 2"},
       {"negative id", Row({1, 2}).History({-1}, {}), "prompt_tokens[0] is -1"},

@@ -18,26 +18,11 @@ Error RowError(std::size_t row_index, ErrorCode code, const std::string& what) {
   return Error{code, fmt::format("row {}: {}", row_index, what), static_cast<int64_t>(row_index)};
 }
 
-std::string FloatText(float v) { return fmt::format("{}", v); }
-
-// INV-8 (SPEC section 16): the penalty parameters, then each history list.
-Error ValidatePenalties(const RowView& row, std::size_t row_index) {
+// INV-8 (SPEC section 16): each history list (the penalties are the table's fields).
+Error ValidateHistory(const RowView& row, std::size_t row_index) {
   auto bad = [row_index](const std::string& what) {
     return RowError(row_index, ErrorCode::kInvalidPenalty, what);
   };
-  const float r = row.repetition_penalty;
-  if (!(r >= 0.0f) || std::isinf(r)) {
-    return bad(fmt::format("repetition_penalty is {} (must be finite and > 0; 1 or 0 turns it off)",
-                           FloatText(r)));
-  }
-  if (!std::isfinite(row.presence_penalty)) {
-    return bad(fmt::format("presence_penalty is {} (must be finite; 0 turns it off)",
-                           FloatText(row.presence_penalty)));
-  }
-  if (!std::isfinite(row.frequency_penalty)) {
-    return bad(fmt::format("frequency_penalty is {} (must be finite; 0 turns it off)",
-                           FloatText(row.frequency_penalty)));
-  }
   const struct {
     const char* name;
     const int64_t* ids;
@@ -86,7 +71,7 @@ Error ValidateRowParameters(const RowView& row, const Policies& pol, std::size_t
     return RowError(row_index, f.invalid,
                     fmt::format("{} is {} ({})", f.name, value, f.requirement));
   }
-  return ValidatePenalties(row, row_index);
+  return ValidateHistory(row, row_index);
 }
 
 Error ValidateRow(const RowView& row, const Policies& pol, std::size_t row_index) {

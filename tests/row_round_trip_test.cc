@@ -152,5 +152,80 @@ TEST(RowRoundTrip, EveryFieldThroughEveryEncoding) {
   EXPECT_GE(checked, 2 * RowFields().size());
 }
 
+// The token history (SPEC section 16) beside the fields: the row file carries both lists and
+// the penalties, the ABI row points at the lists, the report's text shows them.
+TEST(RowRoundTrip, HistoryThroughRowFileAbiAndText) {
+  properties::RowCase row;
+  row.bits32 = {0x3f800000u, 0xbf800000u, 0x40000000u, 0};
+  row.family = "pen_round_trip";
+  row.prompt_tokens = {3, 0, 3};
+  row.output_tokens = {2, std::numeric_limits<int64_t>::max()};  // invalid, yet carried as is
+  row.repetition_penalty = 1.25f;
+  row.frequency_penalty = -0.5f;
+  const std::string text = RowFileJson(row);
+  Expected<properties::RowCase> read = properties::RowCaseFromRowFile(text);
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  EXPECT_EQ(read->prompt_tokens, row.prompt_tokens);
+  EXPECT_EQ(read->output_tokens, row.output_tokens);
+  EXPECT_EQ(read->repetition_penalty, 1.25f);
+  EXPECT_EQ(read->presence_penalty, 0.0f);
+  EXPECT_EQ(read->frequency_penalty, -0.5f);
+
+  const RowView view = read->view();
+  sampcert_row abi{};
+  abi.struct_size = SAMPCERT_ROW_STRUCT_SIZE;
+  abi.logits = view.logits;
+  adapters::RowParamsToAbi(view, &abi);
+  abi.prompt_tokens = view.prompt_tokens;
+  abi.num_prompt_tokens = view.num_prompt_tokens;
+  abi.output_tokens = view.output_tokens;
+  abi.num_output_tokens = view.num_output_tokens;
+  const sampcert_batch batch{SAMPCERT_BATCH_STRUCT_SIZE, SAMPCERT_DTYPE_F32, 0, 4, 1, &abi};
+  const RowView back = adapters::ToRowView(batch, 0);
+  ASSERT_EQ(back.num_prompt_tokens, 3u);
+  ASSERT_EQ(back.num_output_tokens, 2u);
+  EXPECT_EQ(back.prompt_tokens, read->prompt_tokens.data());
+  EXPECT_EQ(back.output_tokens, read->output_tokens.data());
+  EXPECT_EQ(back.repetition_penalty, 1.25f);
+  EXPECT_EQ(back.frequency_penalty, -0.5f);
+  // A MINOR 4 host's row (104 bytes) has the history and the penalties; a MINOR 3 row neither.
+  abi.struct_size = SAMPCERT_ROW_MINOR4_STRUCT_SIZE;
+  EXPECT_EQ(adapters::ToRowView(batch, 0).num_output_tokens, 2u);
+  EXPECT_EQ(adapters::ToRowView(batch, 0).repetition_penalty, 1.25f);
+  abi.struct_size = SAMPCERT_ROW_MINOR3_STRUCT_SIZE;
+  EXPECT_EQ(adapters::ToRowView(batch, 0).num_output_tokens, 0u);
+  EXPECT_EQ(adapters::ToRowView(batch, 0).repetition_penalty, 1.0f);
+
+  const std::string described = properties::Describe(*read);
+  EXPECT_NE(described.find(" prompt=[3,0,3] output=[2,9223372036854775807]"), std::string::npos)
+      << described;
+  EXPECT_NE(described.find("repetition_penalty=1.25"), std::string::npos) << described;
+  EXPECT_EQ(described.find("presence_penalty="), std::string::npos) << described;  // default
+
+  // A row without a history writes neither list; a malformed list is refused by name.
+  properties::RowCase plain = row;
+  plain.prompt_tokens.clear();
+  plain.output_tokens.clear();
+  EXPECT_EQ(RowFileJson(plain).find("_tokens"), std::string::npos);
+  const struct {
+    const char* from;
+    const char* to;
+    const char* says;
+  } broken[] = {
+      {"\"prompt_tokens\":[3,0,3]", "\"prompt_tokens\":[3,0.5,3]", "prompt_tokens[1] must be"},
+      {"\"output_tokens\":[2,", "\"output_tokens\":[true,", "output_tokens[0] must be"},
+      {"\"prompt_tokens\":[3,0,3]", "\"prompt_tokens\":3", "prompt_tokens must be an array"},
+  };
+  for (const auto& b : broken) {
+    std::string bad = text;
+    const std::size_t at = bad.find(b.from);
+    ASSERT_NE(at, std::string::npos) << b.from << " in " << text;
+    bad.replace(at, std::strlen(b.from), b.to);
+    Expected<properties::RowCase> r = properties::RowCaseFromRowFile(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.error().message.find(b.says), std::string::npos) << r.error().message;
+  }
+}
+
 }  // namespace
 }  // namespace sampcert

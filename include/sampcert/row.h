@@ -22,13 +22,22 @@ std::size_t DTypeBytes(DType dtype);
 // each member once (type, range, default, ABI member, wire name, row-file key, command-line flag,
 // report label) and every encoding of a row reads that table; a new member is added there.
 struct RowParams {
-  float temperature = 1.0f;  // >= 0; 0 means the greedy limit (SPEC SEM-3)
-  int64_t top_k = 0;         // 0 = off
-  float top_p = 1.0f;        // 1 = off
-  float min_p = 0.0f;        // 0 = off
-  uint64_t row_id = 0;       // keys the row's random stream (SPEC DRAW-1)
-  uint64_t seed = 0;         // the row's own seed, read when seed_mode is kSeedOwn (SEED-1)
-  int64_t seed_mode = 0;     // what keys the draws: kSeedCall, kSeedOwn or kSeedUnseeded
+  float temperature = 1.0f;         // >= 0; 0 means the greedy limit (SPEC SEM-3)
+  int64_t top_k = 0;                // 0 = off
+  float top_p = 1.0f;               // 1 = off
+  float min_p = 0.0f;               // 0 = off
+  uint64_t row_id = 0;              // keys the row's random stream (SPEC DRAW-1)
+  float repetition_penalty = 1.0f;  // PEN-2: finite, >= 0; 1 (or 0) = off
+  float presence_penalty = 0.0f;    // PEN-3 beta: finite; 0 = off
+  float frequency_penalty = 0.0f;   // PEN-3 alpha: finite; 0 = off
+  uint64_t seed = 0;                // the row's own seed, read when seed_mode is kSeedOwn (SEED-1)
+  int64_t seed_mode = 0;            // what keys the draws: kSeedCall, kSeedOwn or kSeedUnseeded
+
+  // True when some penalty is on (PEN-4: otherwise the history changes nothing).
+  bool HasPenalties() const {
+    return (repetition_penalty != 1.0f && repetition_penalty != 0.0f) || presence_penalty != 0.0f ||
+           frequency_penalty != 0.0f;
+  }
 };
 
 // RowParams::seed_mode (SPEC section 17; SAMPCERT_SEED_* of the ABI).
@@ -49,22 +58,12 @@ struct RowView : RowParams {
   const void* logits = nullptr;  // vocab elements: uint32_t for kF32, uint16_t otherwise
   std::size_t vocab = 0;
   const uint8_t* mask = nullptr;  // nullptr: all allowed; else vocab bytes, nonzero = allowed
-  // The token history and its penalties (SPEC section 16), beside the table's fields: the lists
-  // are buffers like the mask, and the penalties travel with them (not yet table rows: the exec
-  // row header does not carry them). Ids in [0, vocab); the caller owns both lists.
+  // The token history (SPEC section 16): buffers like the mask, which the penalties (the
+  // table's fields above) read. Ids in [0, vocab); the caller owns both lists.
   const int64_t* prompt_tokens = nullptr;  // PEN-IN-1: the prompt's tokens
   std::size_t num_prompt_tokens = 0;
   const int64_t* output_tokens = nullptr;  // PEN-IN-1: the tokens generated so far, in order
   std::size_t num_output_tokens = 0;
-  float repetition_penalty = 1.0f;  // PEN-2: > 0, finite; 1 (or 0) = off
-  float presence_penalty = 0.0f;    // PEN-3 beta: finite; 0 = off
-  float frequency_penalty = 0.0f;   // PEN-3 alpha: finite; 0 = off
-
-  // True when some penalty is on (PEN-4: otherwise the history changes nothing).
-  bool HasPenalties() const {
-    return (repetition_penalty != 1.0f && repetition_penalty != 0.0f) || presence_penalty != 0.0f ||
-           frequency_penalty != 0.0f;
-  }
 };
 
 }  // namespace sampcert
