@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <tuple>
 #include <vector>
 
 #include "adapters/abi_conversions.h"
@@ -27,8 +28,29 @@ std::string Finish(Writer w) {
 
 std::size_t ElementBytes(int32_t dtype) { return dtype == SAMPCERT_DTYPE_F32 ? 4 : 2; }
 
-// The batch's encoding (PROTOCOL.md, "Batch"), appended to `*w`.
-Error AppendBatch(const sampcert_batch& b, Writer* out) {
+// The row's history, where its struct covers it (ABI MINOR 4).
+struct History {
+  std::span<const int64_t> prompt, output;
+};
+Expected<History> RowHistory(const sampcert_row& row, uint64_t r) {
+  if (row.struct_size < SAMPCERT_ROW_MINOR4_STRUCT_SIZE) return History{};
+  for (auto [ids, n, name] : {std::tuple{row.prompt_tokens, row.num_prompt_tokens, "prompt"},
+                              std::tuple{row.output_tokens, row.num_output_tokens, "output"}}) {
+    if (n > 0 && ids == nullptr) {
+      return Error{
+          ErrorCode::kInvalidArgument,
+          fmt::format("row {}: num_{}_tokens is {} but {}_tokens is null", r, name, n, name),
+          static_cast<int64_t>(r)};
+    }
+  }
+  return History{{row.prompt_tokens, static_cast<std::size_t>(row.num_prompt_tokens)},
+                 {row.output_tokens, static_cast<std::size_t>(row.num_output_tokens)}};
+}
+
+// The batch's encoding (PROTOCOL.md, "Batch") for a child of protocol 1.`minor`, appended to
+// `*w`. A row that carries what that child's header cannot (penalties, a seed or a history for
+// 1.4) is refused as NotSupported: it is never sent with those fields silently dropped.
+Error AppendBatch(const sampcert_batch& b, uint32_t minor, Writer* out) {
   if (b.dtype != SAMPCERT_DTYPE_F32 && b.dtype != SAMPCERT_DTYPE_F16 &&
       b.dtype != SAMPCERT_DTYPE_BF16) {
     return Error{ErrorCode::kInvalidArgument,
@@ -37,23 +59,47 @@ Error AppendBatch(const sampcert_batch& b, Writer* out) {
   if (b.num_rows > 0 && b.rows == nullptr) {
     return Error{ErrorCode::kInvalidArgument, "the batch has rows but no row array"};
   }
+  const std::size_t header_bytes = RowHeaderBytes(minor);
+  std::vector<History> histories(b.num_rows);
+  const std::size_t logit_bytes = b.vocab * ElementBytes(b.dtype);
+  std::size_t total = 32 + b.num_rows * header_bytes;
+  for (uint64_t r = 0; r < b.num_rows; ++r) {
+    const sampcert_row& row = b.rows[r];
+    auto history = RowHistory(row, r);
+    if (!history.ok()) return history.error();
+    histories[r] = *history;
+    const std::size_t ids = history->prompt.size() + history->output.size();
+    if (header_bytes < kRowHeaderBytes &&
+        (ids > 0 || !RowHeaderCarries(RowParamsFromAbi(row), header_bytes))) {
+      return Error{ErrorCode::kUnsupported,
+                   fmt::format("row {}: the child speaks protocol {}.{}, which does not carry a "
+                               "row's penalties, seed or token history (1.5 does)",
+                               r, kExecProtocolMajor, minor),
+                   static_cast<int64_t>(r)};
+    }
+    total += (row.logits ? logit_bytes : 0) + (row.mask ? b.vocab : 0) + ids * sizeof(int64_t);
+  }
   Writer& w = *out;
   w.Put<int32_t>(b.dtype);
-  w.Put<uint32_t>(0);
+  w.Put<uint32_t>(minor >= 5 ? static_cast<uint32_t>(header_bytes) : 0u);  // 1.4: reserved, 0
   w.Put<uint64_t>(b.vocab);
   w.Put<uint64_t>(b.num_rows);
-  const std::size_t logit_bytes = b.vocab * ElementBytes(b.dtype);
-  std::size_t total = 32 + b.num_rows * kRowHeaderBytes;
-  for (uint64_t r = 0; r < b.num_rows; ++r) {
-    total += (b.rows[r].logits ? logit_bytes : 0) + (b.rows[r].mask ? b.vocab : 0);
-  }
   w.out.reserve(w.out.size() + total);
   for (uint64_t r = 0; r < b.num_rows; ++r) {
     const sampcert_row& row = b.rows[r];
     char header[kRowHeaderBytes];
-    WriteRowHeader(RowParamsFromAbi(row),
-                   (row.logits ? kRowHasLogits : 0u) | (row.mask ? kRowHasMask : 0u), header);
-    w.out.append(header, kRowHeaderBytes);
+    RowParams params = RowParamsFromAbi(row);
+    // A repetition penalty of 0 (a zeroed row's) and 1 are both off (PEN-2): the wire says 1,
+    // so that a child never divides by the 0 of a row that has no penalty.
+    if (params.repetition_penalty == 0.0f) params.repetition_penalty = 1.0f;
+    WriteRowHeader(params, (row.logits ? kRowHasLogits : 0u) | (row.mask ? kRowHasMask : 0u),
+                   header_bytes, header);
+    if (header_bytes >= kRowHeaderBytes) {
+      const uint64_t counts[2] = {histories[r].prompt.size(), histories[r].output.size()};
+      std::memcpy(header + kRowPromptCountOffset, &counts[0], 8);
+      std::memcpy(header + kRowOutputCountOffset, &counts[1], 8);
+    }
+    w.out.append(header, header_bytes);
   }
   for (uint64_t r = 0; r < b.num_rows; ++r) {
     if (b.rows[r].logits) w.out.append(static_cast<const char*>(b.rows[r].logits), logit_bytes);
@@ -61,12 +107,17 @@ Error AppendBatch(const sampcert_batch& b, Writer* out) {
   for (uint64_t r = 0; r < b.num_rows; ++r) {
     if (b.rows[r].mask) w.out.append(reinterpret_cast<const char*>(b.rows[r].mask), b.vocab);
   }
+  for (const History& h : histories) {  // 1.5: each row's prompt ids, then its output ids
+    for (std::span<const int64_t> ids : {h.prompt, h.output}) {
+      if (!ids.empty()) w.out.append(reinterpret_cast<const char*>(ids.data()), ids.size_bytes());
+    }
+  }
   return Error{};
 }
 
 // The message `w` with the batch appended, finished.
-Expected<std::string> EncodeBatch(const sampcert_batch& b, Writer w) {
-  if (Error e = AppendBatch(b, &w); e.code != ErrorCode::kOk) return e;
+Expected<std::string> EncodeBatch(const sampcert_batch& b, uint32_t minor, Writer w) {
+  if (Error e = AppendBatch(b, minor, &w); e.code != ErrorCode::kOk) return e;
   return Finish(std::move(w));
 }
 
@@ -99,19 +150,21 @@ std::string EncodeCreateRequest(const std::optional<std::string>& config) {
 }
 
 Expected<std::string> EncodeSampleRequest(const sampcert_batch& batch, uint64_t seed,
-                                          uint64_t first_draw, uint64_t draws_per_row) {
+                                          uint64_t first_draw, uint64_t draws_per_row,
+                                          uint32_t minor) {
   Writer w = StartMessage(RequestKind::kSample);
   w.Put<uint64_t>(seed);
   w.Put<uint64_t>(first_draw);
   w.Put<uint64_t>(draws_per_row);
-  return EncodeBatch(batch, std::move(w));
+  return EncodeBatch(batch, minor, std::move(w));
 }
 
-Expected<std::string> EncodeProbabilitiesRequest(const sampcert_batch& batch) {
-  return EncodeBatch(batch, StartMessage(RequestKind::kProbabilities));
+Expected<std::string> EncodeProbabilitiesRequest(const sampcert_batch& batch, uint32_t minor) {
+  return EncodeBatch(batch, minor, StartMessage(RequestKind::kProbabilities));
 }
 
-Expected<std::string> EncodeVerifyRequest(const sampcert_chain_batch& batch, uint64_t seed) {
+Expected<std::string> EncodeVerifyRequest(const sampcert_chain_batch& batch, uint64_t seed,
+                                          uint32_t minor) {
   if (batch.num_chains > 0 && batch.chains == nullptr) {
     return Error{ErrorCode::kInvalidArgument, "the batch has chains but no chain array"};
   }
@@ -124,7 +177,13 @@ Expected<std::string> EncodeVerifyRequest(const sampcert_chain_batch& batch, uin
   auto index_in = [](std::vector<sampcert_row>& list, const sampcert_row& r) {
     for (std::size_t i = list.size(); i-- > 0;) {
       const sampcert_row& o = list[i];
-      if (o.logits == r.logits && o.mask == r.mask &&
+      const bool same_history =
+          std::min(o.struct_size, r.struct_size) < SAMPCERT_ROW_MINOR4_STRUCT_SIZE
+              ? o.struct_size == r.struct_size
+              : o.prompt_tokens == r.prompt_tokens && o.output_tokens == r.output_tokens &&
+                    o.num_prompt_tokens == r.num_prompt_tokens &&
+                    o.num_output_tokens == r.num_output_tokens;
+      if (o.logits == r.logits && o.mask == r.mask && same_history &&
           SameDistributionParams(RowParamsFromAbi(o), RowParamsFromAbi(r))) {
         return static_cast<uint64_t>(i);
       }
@@ -176,16 +235,16 @@ Expected<std::string> EncodeVerifyRequest(const sampcert_chain_batch& batch, uin
     for (const double* q : drafts) {
       w.out.append(reinterpret_cast<const char*>(q), v * sizeof(double));
     }
-    return EncodeBatch(targets, std::move(w));
+    return EncodeBatch(targets, minor, std::move(w));
   }
   // VERIFY_DRAFT_LOGITS: the target batch's length, the target batch, the draft batch.
   Writer target_bytes;
-  if (Error e = AppendBatch(targets, &target_bytes); e.code != ErrorCode::kOk) return e;
+  if (Error e = AppendBatch(targets, minor, &target_bytes); e.code != ErrorCode::kOk) return e;
   w.Put<uint64_t>(target_bytes.out.size());
   w.out += target_bytes.out;
   const sampcert_batch draft_batch{SAMPCERT_BATCH_STRUCT_SIZE, batch.draft_dtype,  0, batch.vocab,
                                    draft_logits.size(),        draft_logits.data()};
-  return EncodeBatch(draft_batch, std::move(w));
+  return EncodeBatch(draft_batch, minor, std::move(w));
 }
 
 std::string EncodeDestroyRequest() { return Finish(StartMessage(RequestKind::kDestroy)); }
@@ -257,7 +316,7 @@ void ReplyParser::Complete() {
   int64_t row = -1;
   std::string message;
   if (!r.Get(&code) || !r.Get(&reserved) || !r.Get(&row) || !r.Str(&message) || !r.AtEnd() ||
-      code <= SAMPCERT_STATUS_OK || code > SAMPCERT_STATUS_INVALID_DRAFT) {
+      code <= SAMPCERT_STATUS_OK || code > SAMPCERT_STATUS_INVALID_PENALTY) {
     return Fail(fmt::format("protocol error: a malformed error reply (code {})", code));
   }
   error_reply_ = ErrorReply{code, row, std::move(message)};

@@ -21,8 +21,9 @@ namespace sampcert::adapters {
 
 // The protocol version this host speaks (PROTOCOL.md, "Versions").
 inline constexpr uint32_t kExecProtocolMajor = 1;
-// MINOR 2: VERIFY; 3: draft logits, acceptance; 4: INFO's penalty history policies.
-inline constexpr uint32_t kExecProtocolMinor = 4;
+// MINOR 2: VERIFY; 3: draft logits, acceptance; 4: INFO's penalty history policies; 5: the
+// row's penalties, seed and token history (an 80-byte row header, its size in the batch header).
+inline constexpr uint32_t kExecProtocolMinor = 5;
 
 namespace exec_protocol {
 
@@ -90,16 +91,21 @@ class Reader {
 std::string Printable(std::string_view s);
 
 // Whole request messages, header included (PROTOCOL.md, "Messages" and "Batch"). The batch
-// encoders refuse an unknown dtype and rows without a row array (kInvalidArgument).
+// encoders write the batch as a child of protocol 1.`minor` reads it (the row header's size:
+// RowHeaderBytes); they refuse an unknown dtype, rows without a row array and a history count
+// without its list (kInvalidArgument), and a row carrying what that child cannot read
+// (kUnsupported: penalties, a seed or a history before 1.5).
 std::string EncodeInfoRequest();  // this host's version: kExecProtocolMajor.kExecProtocolMinor
 std::string EncodeCreateRequest(const std::optional<std::string>& config);  // nullopt: NULL
 Expected<std::string> EncodeSampleRequest(const sampcert_batch& batch, uint64_t seed,
-                                          uint64_t first_draw, uint64_t draws_per_row);
-Expected<std::string> EncodeProbabilitiesRequest(const sampcert_batch& batch);
+                                          uint64_t first_draw, uint64_t draws_per_row,
+                                          uint32_t minor);
+Expected<std::string> EncodeProbabilitiesRequest(const sampcert_batch& batch, uint32_t minor);
 // VERIFY (PROTOCOL.md, "VERIFY"): the chains with their distinct target rows and draft rows sent
 // once each (trials share them), chains referring to them by index. A batch with draft rows of
 // logits (ABI MINOR 3) is a VERIFY_DRAFT_LOGITS request (protocol MINOR 3).
-Expected<std::string> EncodeVerifyRequest(const sampcert_chain_batch& batch, uint64_t seed);
+Expected<std::string> EncodeVerifyRequest(const sampcert_chain_batch& batch, uint64_t seed,
+                                          uint32_t minor);
 std::string EncodeDestroyRequest();
 
 // The OK payload length a call accepts: exactly the bytes the host asked for (sample,
@@ -111,7 +117,7 @@ struct OkLength {
   uint64_t at_most = 0;
 };
 
-// An ERROR reply's payload: a SAMPCERT_STATUS_* code in 1..14, the row (or -1), the message.
+// An ERROR reply's payload: a SAMPCERT_STATUS_* code in 1..15, the row (or -1), the message.
 struct ErrorReply {
   int32_t code = 0;
   int64_t row = -1;

@@ -70,6 +70,25 @@ std::size_t FeedBytewise(ReplyParser* p, const std::string& bytes) {
   return taken;
 }
 
+// A row of f32 logits at temperature 1 with no truncation, and a batch of `row` alone.
+sampcert_row F32Row(const float* logits) {
+  sampcert_row row{};
+  row.struct_size = sizeof row;
+  row.logits = logits;
+  row.temperature = 1.0f;
+  row.top_p = 1.0f;
+  return row;
+}
+sampcert_batch OneRow(const sampcert_row* row, int32_t dtype, uint64_t vocab) {
+  sampcert_batch batch{};
+  batch.struct_size = sizeof batch;
+  batch.dtype = dtype;
+  batch.vocab = vocab;
+  batch.num_rows = 1;
+  batch.rows = row;
+  return batch;
+}
+
 TEST(ExecProtocol, RequestsAreProtocolMdsBytes) {
   EXPECT_EQ(Hex(EncodeInfoRequest()), Hex(Example("info-request")));
   EXPECT_EQ(Hex(EncodeCreateRequest("x=1")), Hex(Example("create-request")));
@@ -81,21 +100,88 @@ TEST(ExecProtocol, RequestsAreProtocolMdsBytes) {
 
 TEST(ExecProtocol, SampleRequestIsProtocolMdsBytes) {
   const float logits[2] = {0.0f, 1.0f};
-  sampcert_row row{};
-  row.struct_size = sizeof row;
-  row.logits = logits;
-  row.temperature = 1.0f;
-  row.top_p = 1.0f;
+  sampcert_row row = F32Row(logits);
   row.row_id = 7;
-  sampcert_batch batch{};
-  batch.struct_size = sizeof batch;
-  batch.dtype = SAMPCERT_DTYPE_F32;
-  batch.vocab = 2;
-  batch.num_rows = 1;
-  batch.rows = &row;
-  auto request = EncodeSampleRequest(batch, 5, 0, 2);
+  auto request =
+      EncodeSampleRequest(OneRow(&row, SAMPCERT_DTYPE_F32, 2), 5, 0, 2, kExecProtocolMinor);
   ASSERT_TRUE(request.ok()) << request.error().message;
   EXPECT_EQ(Hex(*request), Hex(Example("sample-request")));
+}
+
+// Protocol 1.5: a row's penalties, seed and token history (the ids after the masks).
+TEST(ExecProtocol, HistoryRequestIsProtocolMdsBytes) {
+  const float logits[2] = {0.0f, 1.0f};
+  const int64_t prompt[1] = {1}, output[2] = {0, 0};
+  sampcert_row row = F32Row(logits);
+  row.row_id = 3;
+  row.repetition_penalty = 2.0f;
+  row.presence_penalty = 0.5f;
+  row.seed = 9;
+  row.seed_mode = SAMPCERT_SEED_OWN;
+  row.prompt_tokens = prompt;
+  row.num_prompt_tokens = 1;
+  row.output_tokens = output;
+  row.num_output_tokens = 2;
+  sampcert_batch batch = OneRow(&row, SAMPCERT_DTYPE_F32, 2);
+  auto request = EncodeSampleRequest(batch, 5, 0, 1, kExecProtocolMinor);
+  ASSERT_TRUE(request.ok()) << request.error().message;
+  EXPECT_EQ(Hex(*request), Hex(Example("sample-request-history")));
+  // The header reads back as the row's fields and counts.
+  const std::size_t at = kHeaderBytes + 24 + 24;
+  uint32_t flags = 0;
+  const RowParams p = ReadRowHeader(request->data() + at, kRowHeaderBytes, &flags);
+  EXPECT_EQ(p.repetition_penalty, 2.0f);
+  EXPECT_EQ(p.presence_penalty, 0.5f);
+  EXPECT_EQ(p.seed, 9u);
+  EXPECT_EQ(p.seed_mode, SAMPCERT_SEED_OWN);
+  uint64_t counts[2];
+  std::memcpy(counts, request->data() + at + kRowPromptCountOffset, 16);
+  EXPECT_EQ(counts[0], 1u);
+  EXPECT_EQ(counts[1], 2u);
+
+  // A child of 1.4 reads 32-byte headers: such a row is refused, never sent without them.
+  auto old = EncodeSampleRequest(batch, 5, 0, 1, 4);
+  ASSERT_FALSE(old.ok());
+  EXPECT_EQ(old.error().code, ErrorCode::kUnsupported);
+  EXPECT_EQ(old.error().row, 0);
+  EXPECT_EQ(old.error().message,
+            "row 0: the child speaks protocol 1.4, which does not carry a row's penalties, seed "
+            "or token history (1.5 does)");
+  // Each alone is refused too: a history, a penalty, a seed mode.
+  for (int which = 0; which < 3; ++which) {
+    sampcert_row one = F32Row(logits);
+    if (which == 0) {
+      one.output_tokens = output;
+      one.num_output_tokens = 2;
+    } else if (which == 1) {
+      one.frequency_penalty = -1.0f;
+    } else {
+      one.seed_mode = SAMPCERT_SEED_UNSEEDED;
+    }
+    batch.rows = &one;
+    EXPECT_FALSE(EncodeSampleRequest(batch, 5, 0, 1, 4).ok()) << which;
+    EXPECT_TRUE(EncodeSampleRequest(batch, 5, 0, 1, 5).ok()) << which;
+  }
+  // A repetition penalty of 0 is off, as 1 is: a 1.4 child gets the row, a 1.5 child reads 1.
+  sampcert_row zero = F32Row(logits);
+  batch.rows = &zero;
+  EXPECT_TRUE(EncodeSampleRequest(batch, 5, 0, 1, 4).ok());
+  auto zero5 = EncodeSampleRequest(batch, 5, 0, 1, 5);
+  ASSERT_TRUE(zero5.ok());
+  EXPECT_EQ(ReadRowHeader(zero5->data() + at, kRowHeaderBytes, &flags).repetition_penalty, 1.0f);
+  // A count without its list is a malformed call.
+  zero.num_prompt_tokens = 3;
+  auto dangling = EncodeSampleRequest(batch, 5, 0, 1, 5);
+  ASSERT_FALSE(dangling.ok());
+  EXPECT_EQ(dangling.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(dangling.error().message, "row 0: num_prompt_tokens is 3 but prompt_tokens is null");
+  // A MINOR 3 row (no history members) encodes with counts 0 at 1.5.
+  sampcert_row minor3 = zero;
+  minor3.struct_size = SAMPCERT_ROW_MINOR3_STRUCT_SIZE;
+  batch.rows = &minor3;
+  auto m3 = EncodeSampleRequest(batch, 5, 0, 1, 5);
+  ASSERT_TRUE(m3.ok()) << m3.error().message;
+  EXPECT_EQ(m3->size(), at + kRowHeaderBytes + 8);
 }
 
 TEST(ExecProtocol, ProbabilitiesRequestIsProtocolMdsBytes) {
@@ -114,7 +200,7 @@ TEST(ExecProtocol, ProbabilitiesRequestIsProtocolMdsBytes) {
   batch.vocab = 2;
   batch.num_rows = 1;
   batch.rows = &row;
-  auto request = EncodeProbabilitiesRequest(batch);
+  auto request = EncodeProbabilitiesRequest(batch, 4);  // to a child of 1.4: 32-byte headers
   ASSERT_TRUE(request.ok()) << request.error().message;
   EXPECT_EQ(Hex(*request), Hex(Example("probabilities-request")));
 }
@@ -123,13 +209,13 @@ TEST(ExecProtocol, ABatchItCannotEncodeIsRefusedByName) {
   sampcert_batch batch{};
   batch.dtype = 7;
   batch.vocab = 2;
-  auto unknown = EncodeProbabilitiesRequest(batch);
+  auto unknown = EncodeProbabilitiesRequest(batch, kExecProtocolMinor);
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.error().code, ErrorCode::kInvalidArgument);
   EXPECT_EQ(unknown.error().message, "unknown dtype 7 (0 = f32, 1 = f16, 2 = bf16)");
   batch.dtype = SAMPCERT_DTYPE_F16;
   batch.num_rows = 1;  // and no row array
-  auto no_rows = EncodeSampleRequest(batch, 1, 0, 1);
+  auto no_rows = EncodeSampleRequest(batch, 1, 0, 1, kExecProtocolMinor);
   ASSERT_FALSE(no_rows.ok());
   EXPECT_EQ(no_rows.error().message, "the batch has rows but no row array");
 }
@@ -234,8 +320,9 @@ TEST(ExecProtocol, MalformedErrorRepliesAreRefused) {
   EXPECT_EQ(ErrorPayloadProblem(ErrorPayload(0, "ok?", 3)),
             "protocol error: a malformed error reply (code 0)");         // an error must not be OK
   EXPECT_EQ(ErrorPayloadProblem(ErrorPayload(14, "bad draft", 9)), "");  // INVALID_DRAFT (1.2)
-  EXPECT_EQ(ErrorPayloadProblem(ErrorPayload(15, "new", 3)),
-            "protocol error: a malformed error reply (code 15)");  // beyond INVALID_DRAFT
+  EXPECT_EQ(ErrorPayloadProblem(ErrorPayload(15, "bad id", 6)), "");     // INVALID_PENALTY (1.5)
+  EXPECT_EQ(ErrorPayloadProblem(ErrorPayload(16, "new", 3)),
+            "protocol error: a malformed error reply (code 16)");  // beyond INVALID_PENALTY
 }
 
 TEST(ExecProtocol, PrintableReplacesControlAndHighBytes) {
@@ -277,7 +364,7 @@ TEST(ExecProtocol, VerifyRequestSendsSharedRowsOnce) {
                                    0,
                                    nullptr,
                                    nullptr};
-  auto request = EncodeVerifyRequest(batch, 99);
+  auto request = EncodeVerifyRequest(batch, 99, kExecProtocolMinor);
   ASSERT_TRUE(request.ok()) << request.error().message;
   const std::string& m = *request;
   uint32_t kind = 0;
@@ -344,7 +431,7 @@ TEST(ExecProtocol, DraftLogitsRequestSendsTheDraftRowsAsABatch) {
                                    0,
                                    per_chain,
                                    nullptr};
-  auto request = EncodeVerifyRequest(batch, 5);
+  auto request = EncodeVerifyRequest(batch, 5, kExecProtocolMinor);
   ASSERT_TRUE(request.ok()) << request.error().message;
   const std::string& m = *request;
   uint32_t kind = 0;

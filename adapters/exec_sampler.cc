@@ -323,6 +323,7 @@ struct Program {
   std::mutex mu;
   bool have_info = false;
   std::string name, version;
+  uint32_t minor = 0;  // the protocol MINOR the child speaks: the row header it reads
   sampcert_sampler_info info{};
   std::unique_ptr<ExecChild> spare;  // the child that answered info, kept for the first create
 };
@@ -376,26 +377,25 @@ int32_t DecodeInfoReply(Program& p, const std::string& reply, sampcert_error* er
                          p.command, major, minor));
     return SAMPCERT_STATUS_INVALID_ARGUMENT;
   }
-  // What no exec row carries yet (PROTOCOL.md, "Versions"): a token history (1.4 has only the
-  // history policies in INFO) and a row's seed (ABI MINOR 5's seed and seed_mode are not on the
-  // wire: adapters/row_fields.h). A child declaring either would be sent rows it cannot read,
-  // so it is refused rather than certified on rows it ignores.
-  struct NotOnTheWire {
+  // A row's penalties, token history and seed are protocol MINOR 5 (PROTOCOL.md, "Versions":
+  // 1.4 has only the history policies in INFO, and its 32-byte row header carries none of
+  // them). A child of an older MINOR declaring penalties or seeds would be sent rows it cannot
+  // read, so it is refused rather than certified on rows it ignores.
+  struct NeedsMinor5 {
     uint32_t capability;
     const char* name;
     const char* what;
   };
-  static constexpr NotOnTheWire kNotOnTheWire[] = {
-      {SAMPCERT_CAP_PENALTIES, "penalties", "a token history"},
+  static constexpr NeedsMinor5 kNeedsMinor5[] = {
+      {SAMPCERT_CAP_PENALTIES, "penalties", "a row's penalties and token history"},
       {SAMPCERT_CAP_SEEDS, "seeds", "a row's seed"},
   };
-  for (const NotOnTheWire& n : kNotOnTheWire) {
-    if (ok && (i.capabilities & n.capability) != 0) {
-      SetError(
-          err, SAMPCERT_STATUS_INVALID_ARGUMENT, -1,
-          fmt::format("exec sampler '{}' declares {}, but protocol {}.{} does not carry {}: "
-                      "certify {} through the C ABI",
-                      p.command, n.name, kExecProtocolMajor, kExecProtocolMinor, n.what, n.name));
+  for (const NeedsMinor5& n : kNeedsMinor5) {
+    if (ok && minor < 5 && (i.capabilities & n.capability) != 0) {
+      SetError(err, SAMPCERT_STATUS_INVALID_ARGUMENT, -1,
+               fmt::format("exec sampler '{}' declares {} but speaks protocol {}.{}: {} are "
+                           "protocol 1.5",
+                           p.command, n.name, major, minor, n.what));
       return SAMPCERT_STATUS_INVALID_ARGUMENT;
     }
   }
@@ -411,6 +411,7 @@ int32_t DecodeInfoReply(Program& p, const std::string& reply, sampcert_error* er
     p.name = std::move(name);
     p.version = std::move(version);
     p.info = i;
+    p.minor = minor;
     p.have_info = true;
   }
   return SAMPCERT_STATUS_OK;
@@ -509,10 +510,14 @@ void Destroy(sampcert_sampler* s) {
   delete reinterpret_cast<Instance*>(s);  // ~ExecChild: DESTROY, then kill and reap
 }
 
-// A request the batch encoder refused (an unknown dtype, rows without a row array).
+// A request the batch encoder refused: an unknown dtype, rows without a row array, a history
+// count without its list (INVALID_ARGUMENT); a row the child's protocol cannot carry
+// (UNSUPPORTED).
 int32_t Refused(const Error& e, sampcert_error* err) {
-  SetError(err, SAMPCERT_STATUS_INVALID_ARGUMENT, -1, e.message);
-  return SAMPCERT_STATUS_INVALID_ARGUMENT;
+  const int32_t st = e.code == ErrorCode::kUnsupported ? SAMPCERT_STATUS_UNSUPPORTED
+                                                       : SAMPCERT_STATUS_INVALID_ARGUMENT;
+  SetError(err, st, e.row, e.message);
+  return st;
 }
 
 int32_t Probabilities(sampcert_sampler* s, const sampcert_batch* batch, double* out,
@@ -520,7 +525,7 @@ int32_t Probabilities(sampcert_sampler* s, const sampcert_batch* batch, double* 
   return Guard(err, [&]() -> int32_t {
     Instance& inst = *reinterpret_cast<Instance*>(s);
     if (int32_t st = EnsureOwnChild(inst, err); st != SAMPCERT_STATUS_OK) return st;
-    auto request = exec_protocol::EncodeProbabilitiesRequest(*batch);
+    auto request = exec_protocol::EncodeProbabilitiesRequest(*batch, inst.program->minor);
     if (!request.ok()) return Refused(request.error(), err);
     std::string reply;
     const uint64_t bytes = batch->num_rows * batch->vocab * sizeof(double);
@@ -539,7 +544,8 @@ int32_t Sample(sampcert_sampler* s, const sampcert_batch* batch, uint64_t seed, 
   return Guard(err, [&]() -> int32_t {
     Instance& inst = *reinterpret_cast<Instance*>(s);
     if (int32_t st = EnsureOwnChild(inst, err); st != SAMPCERT_STATUS_OK) return st;
-    auto request = exec_protocol::EncodeSampleRequest(*batch, seed, first_draw, draws_per_row);
+    auto request = exec_protocol::EncodeSampleRequest(*batch, seed, first_draw, draws_per_row,
+                                                      inst.program->minor);
     if (!request.ok()) return Refused(request.error(), err);
     std::string reply;
     const uint64_t bytes = batch->num_rows * draws_per_row * sizeof(int64_t);
@@ -560,7 +566,7 @@ int32_t Verify(sampcert_sampler* s, const sampcert_chain_batch* batch, uint64_t 
   return Guard(err, [&]() -> int32_t {
     Instance& inst = *reinterpret_cast<Instance*>(s);
     if (int32_t st = EnsureOwnChild(inst, err); st != SAMPCERT_STATUS_OK) return st;
-    auto request = exec_protocol::EncodeVerifyRequest(*batch, seed);
+    auto request = exec_protocol::EncodeVerifyRequest(*batch, seed, inst.program->minor);
     if (!request.ok()) return Refused(request.error(), err);
     std::string reply;
     const uint64_t counts = batch->num_chains * sizeof(int64_t);

@@ -63,30 +63,76 @@ TEST(ExecSampler, NotAProtocolServerIsAnErrorNotAHang) {
 }
 
 // The error of opening a Python child (the sampcert.protocol helper) declaring `capability`
-// besides f32; "" when it opens.
-std::string OpenPythonChildDeclaring(const std::string& python, const std::string& capability) {
+// besides f32 and speaking protocol 1.`minor`; "" when it opens.
+std::string OpenPythonChildDeclaring(const std::string& python, const std::string& capability,
+                                     int minor) {
   const std::string script = std::string(SOURCE_DIR) + "/python";
-  auto p = OpenExecSampler(python + " -c 'import sys; sys.path.insert(0, \"" + script +
-                           "\"); import sampcert.protocol as sp; "
-                           "sp.serve(lambda *a: None, sp.Info(name=\"p\", "
-                           "capabilities=[\"f32\", \"" +
-                           capability + "\"]))'");
+  auto p = OpenExecSampler(
+      python + " -c 'import sys; sys.path.insert(0, \"" + script +
+      "\"); import sampcert.protocol as sp; sp.PROTOCOL_MINOR = " + std::to_string(minor) +
+      "; sp.serve(lambda *a: None, sp.Info(name=\"p\", "
+      "capabilities=[\"f32\", \"" +
+      capability + "\"]))'");
   if (!p.ok()) return "cannot open: " + p.error().message;
   auto s = Sampler::Open(p->api, p->library);
   return s.ok() ? "" : s.error().message;
 }
 
-// Protocol 1.4 sends no token history and no row's seed: a child declaring penalties or seeds
-// is refused when it loads, never certified on rows it cannot read.
-TEST(ExecSampler, AChildDeclaringWhatTheWireDoesNotCarryIsRefused) {
+// Protocol 1.4 sends no token history, no penalties and no row's seed: a child of 1.4 declaring
+// penalties or seeds is refused when it loads, never certified on rows it cannot read; a child
+// of 1.5 (the helper's) opens.
+TEST(ExecSampler, AChildDeclaringWhatItsProtocolDoesNotCarryIsRefused) {
   const std::string python = NUMPY_PYTHON;
   if (python.empty()) GTEST_SKIP() << "no python3 with numpy";
   for (const std::string capability : {"penalties", "seeds"}) {
-    const std::string error = OpenPythonChildDeclaring(python, capability);
-    EXPECT_NE(error.find("declares " + capability + ", but protocol 1.4"), std::string::npos)
+    const std::string error = OpenPythonChildDeclaring(python, capability, 4);
+    EXPECT_NE(error.find("declares " + capability + " but speaks protocol 1.4"), std::string::npos)
         << capability << ": " << error;
+    EXPECT_NE(error.find("are protocol 1.5"), std::string::npos) << error;
+    EXPECT_EQ(OpenPythonChildDeclaring(python, capability, 5), "") << capability;
   }
-  EXPECT_EQ(OpenPythonChildDeclaring(python, "mask"), "");  // the control: a carried capability
+  EXPECT_EQ(OpenPythonChildDeclaring(python, "mask", 4), "");  // the control: 1.4 carries masks
+}
+
+// Protocol 1.5 end to end: the Python helper's Row gets the row's penalties, seed and history
+// exactly (the child answers them back as tokens).
+TEST(ExecSampler, APythonChildReadsThePenaltiesSeedAndHistory) {
+  const std::string python = NUMPY_PYTHON;
+  if (python.empty()) GTEST_SKIP() << "no python3 with numpy";
+  const std::string script = std::string(SOURCE_DIR) + "/python";
+  auto p = OpenExecSampler(
+      python + " -c 'import sys; sys.path.insert(0, \"" + script +
+      "\"); import numpy as np; import sampcert.protocol as sp\n"
+      "def sample(batch, seed, first, n):\n"
+      "    r = batch.rows[0]\n"
+      "    return np.array([[len(r.prompt_tokens), len(r.output_tokens), r.output_tokens[-1],\n"
+      "        r.prompt_tokens[0], r.repetition_penalty * 10, r.presence_penalty * 10,\n"
+      "        r.frequency_penalty * 10, r.seed, r.seed_mode, r.row_id]], dtype=np.int64)\n"
+      "sp.serve(sample, sp.Info(name=\"h\", capabilities=[\"f32\", \"penalties\", "
+      "\"seeds\"]))'");
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  auto s = Sampler::Open(p->api, p->library);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  const std::vector<uint32_t> logits(100, 0u);
+  const std::vector<int64_t> prompt = {4, 9}, output = {1, 2, 5};
+  RowView row;
+  row.dtype = DType::kF32;
+  row.vocab = logits.size();
+  row.logits = logits.data();
+  row.row_id = 3;
+  row.repetition_penalty = 2.0f;
+  row.presence_penalty = 0.5f;
+  row.frequency_penalty = 1.5f;
+  row.seed = 42;
+  row.seed_mode = kSeedOwn;
+  row.prompt_tokens = prompt.data();
+  row.num_prompt_tokens = prompt.size();
+  row.output_tokens = output.data();
+  row.num_output_tokens = output.size();
+  const Batch batch{DType::kF32, logits.size(), {row}};
+  auto tokens = (*s)->Sample(batch, 1, 0, 10);
+  ASSERT_TRUE(tokens.ok()) << tokens.error().message;
+  EXPECT_EQ(*tokens, (std::vector<int64_t>{2, 3, 5, 4, 20, 5, 15, 42, kSeedOwn, 3}));
 }
 
 TEST(ExecSampler, AForkedProcessGetsItsOwnChildAndTheSameDraws) {

@@ -23,23 +23,35 @@ constexpr std::size_t Bytes(const RowMember& m) {
   return m.index() == 0 ? sizeof(float) : sizeof(int64_t);
 }
 
+// Whether [a, a + n) and [b, b + m) overlap.
+constexpr bool Overlap(std::size_t a, std::size_t n, std::size_t b, std::size_t m) {
+  return a < b + m && b < a + n;
+}
+
 // The exec protocol's row header: every field inside it, aligned to its size, none overlapping
-// another or the flags (a gap, such as the 4 bytes after a float appended at byte 32 of a
-// 40-byte header, travels as zeros).
+// another, the flags or the history's counts (a gap, such as the 4 bytes after the frequency
+// penalty at byte 40, travels as zeros); the fields of 1.4 (MINOR <= 3) inside its 32 bytes,
+// the later ones past them (a 1.4 child reads the first 32 bytes as before).
 consteval bool RowHeaderTiles() {
   for (const RowField& f : kRowFields) {
     if (!f.OnWire()) continue;
     const std::size_t n = Bytes(f.member);
     if (f.wire_offset % n != 0 || f.wire_offset + n > kRowHeaderBytes) return false;
-    if (f.wire_offset < kRowFlagsOffset + 4 && kRowFlagsOffset < f.wire_offset + n) return false;
+    if ((f.minor <= 3) != (f.wire_offset + n <= kRowHeaderBytesMinor4)) return false;
+    if (Overlap(f.wire_offset, n, kRowFlagsOffset, 4) ||
+        Overlap(f.wire_offset, n, kRowPromptCountOffset, 8) ||
+        Overlap(f.wire_offset, n, kRowOutputCountOffset, 8)) {
+      return false;
+    }
     for (const RowField& g : kRowFields) {
-      if (&g != &f && g.OnWire() && f.wire_offset < g.wire_offset + Bytes(g.member) &&
-          g.wire_offset < f.wire_offset + n) {
+      if (&g != &f && g.OnWire() && Overlap(f.wire_offset, n, g.wire_offset, Bytes(g.member))) {
         return false;
       }
     }
   }
-  return kRowHeaderBytes % 8 == 0;
+  return kRowHeaderBytes % 8 == 0 && kRowHeaderBytesMinor4 % 8 == 0 &&
+         kRowOutputCountOffset + 8 <= kRowHeaderBytes &&
+         kRowPromptCountOffset >= kRowHeaderBytesMinor4;
 }
 static_assert(RowHeaderTiles(), "kRowFields' wire offsets must lie in the row header, apart");
 
@@ -146,24 +158,39 @@ void RowParamsToAbi(const RowParams& params, sampcert_row* row) {
   }
 }
 
-void WriteRowHeader(const RowParams& params, uint32_t flags, char* out) {
-  std::memset(out, 0, kRowHeaderBytes);
+void WriteRowHeader(const RowParams& params, uint32_t flags, std::size_t header_bytes, char* out) {
+  std::memset(out, 0, header_bytes);
   std::memcpy(out + kRowFlagsOffset, &flags, sizeof flags);
   for (const RowField& f : kRowFields) {
-    if (!f.OnWire()) continue;
+    if (!f.OnWire() || f.wire_offset + Bytes(f.member) > header_bytes) continue;
     VisitRowField(f, params,
                   [&](const auto& v) { std::memcpy(out + f.wire_offset, &v, sizeof v); });
   }
 }
 
-RowParams ReadRowHeader(const char* in, uint32_t* flags) {
+RowParams ReadRowHeader(const char* in, std::size_t header_bytes, uint32_t* flags) {
   RowParams p;
   std::memcpy(flags, in + kRowFlagsOffset, sizeof *flags);
   for (const RowField& f : kRowFields) {
-    if (!f.OnWire()) continue;
+    if (!f.OnWire() || f.wire_offset + Bytes(f.member) > header_bytes) continue;
     VisitRowField(f, p, [&](auto& v) { std::memcpy(&v, in + f.wire_offset, sizeof v); });
   }
   return p;
+}
+
+bool RowHeaderCarries(const RowParams& params, std::size_t header_bytes) {
+  RowParams p = params;
+  if (p.repetition_penalty == 0.0f) p.repetition_penalty = 1.0f;  // both are off (PEN-2)
+  const RowParams defaults;
+  for (const RowField& f : kRowFields) {
+    if (f.OnWire() && f.wire_offset + Bytes(f.member) <= header_bytes) continue;
+    const bool at_default = VisitRowField(f, p, [&](const auto& v) {
+      return VisitRowField(f, defaults,
+                           [&](const auto& d) { return std::memcmp(&v, &d, sizeof v) == 0; });
+    });
+    if (!at_default) return false;
+  }
+  return true;
 }
 
 void RowParamsToRowFile(const RowParams& params, ordered_json* out) {
@@ -262,7 +289,12 @@ json RowFieldsDump() {
                       {"key", f.key},
                       {"minor", f.minor}});
   }
-  return {{"header_bytes", kRowHeaderBytes}, {"flags_offset", kRowFlagsOffset}, {"fields", fields}};
+  return {{"header_bytes", kRowHeaderBytes},
+          {"header_bytes_minor4", kRowHeaderBytesMinor4},
+          {"flags_offset", kRowFlagsOffset},
+          {"prompt_count_offset", kRowPromptCountOffset},
+          {"output_count_offset", kRowOutputCountOffset},
+          {"fields", fields}};
 }
 
 }  // namespace sampcert::adapters

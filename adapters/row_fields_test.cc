@@ -180,18 +180,34 @@ TEST(RowFields, AbiRoundTripsEveryField) {
   }
 }
 
+// In the 80-byte header of 1.5 every field reads back; in a 1.4 header (32 bytes) a field of
+// MINOR 4 or 5 is not written (the bytes past 32 are never touched) and reads as its default,
+// and RowHeaderCarries says the row needs the larger header.
 TEST(RowFields, RowHeaderRoundTripsEveryField) {
   for (const RowField& f : RowFields()) {
     SCOPED_TRACE(std::string(f.name));
+    EXPECT_TRUE(f.OnWire());
     for (const RowParams& p : Distinctive(f)) {
-      char header[kRowHeaderBytes];
-      WriteRowHeader(p, 3u, header);
-      uint32_t flags = 0;
-      // A field the wire does not carry yet reads as its default.
-      EXPECT_TRUE(SameParams(ReadRowHeader(header, &flags), f.OnWire() ? p : RowParams{}));
-      EXPECT_EQ(flags, 3u);
+      for (std::size_t bytes : {kRowHeaderBytes, kRowHeaderBytesMinor4}) {
+        char header[kRowHeaderBytes + 1];
+        std::memset(header, 0x5a, sizeof header);
+        WriteRowHeader(p, 3u, bytes, header);
+        EXPECT_EQ(header[bytes], 0x5a) << bytes;
+        uint32_t flags = 0;
+        const bool fits = f.minor <= 3 || bytes == kRowHeaderBytes;
+        EXPECT_TRUE(SameParams(ReadRowHeader(header, bytes, &flags), fits ? p : RowParams{}));
+        EXPECT_EQ(flags, 3u);
+        // -0 and 0 are off as 1 is, for the repetition penalty only (PEN-2).
+        const bool off = f.name == "repetition_penalty" && p.repetition_penalty == 0.0f;
+        EXPECT_EQ(RowHeaderCarries(p, bytes), fits || off) << bytes;
+      }
     }
   }
+  RowParams zero;
+  zero.repetition_penalty = 0.0f;
+  EXPECT_TRUE(RowHeaderCarries(zero, kRowHeaderBytesMinor4));
+  EXPECT_EQ(RowHeaderBytes(4), kRowHeaderBytesMinor4);
+  EXPECT_EQ(RowHeaderBytes(5), kRowHeaderBytes);
 }
 
 // A row of an older layout (struct_size short of a later MINOR's member) reads that member as
@@ -239,6 +255,9 @@ TEST(RowFields, SameDistributionParamsIgnoresOnlyKeys) {
 TEST(RowFields, DumpListsEveryField) {
   const nlohmann::json dump = RowFieldsDump();
   EXPECT_EQ(dump["header_bytes"], kRowHeaderBytes);
+  EXPECT_EQ(dump["header_bytes_minor4"], kRowHeaderBytesMinor4);
+  EXPECT_EQ(dump["prompt_count_offset"], kRowPromptCountOffset);
+  EXPECT_EQ(dump["output_count_offset"], kRowOutputCountOffset);
   EXPECT_EQ(dump["flags_offset"], kRowFlagsOffset);
   ASSERT_EQ(dump["fields"].size(), RowFields().size());
   for (std::size_t i = 0; i < RowFields().size(); ++i) {

@@ -409,8 +409,8 @@ constexpr Clause kClauses[] = {
      .promise = "MINOR 4 rows carry the history; older plug-ins get the MINOR 3 layout",
      .not_exercised =
          "the host's packing, not a sampler's output: abi_minor4_test checks it with fake "
-         "plug-ins of MINOR 3 and 4; the exec: protocol does not carry a history yet (a child "
-         "declaring penalties is refused)"},
+         "plug-ins of MINOR 3 and 4; exec_protocol_test and exec_sampler_test check the exec: "
+         "protocol's (1.5 carries the history; a 1.4 child declaring penalties is refused)"},
     {.id = "PEN-SEQ-1",
      .promise = "each step of a sequence draws from the reference for its history",
      .not_exercised =
@@ -446,8 +446,8 @@ constexpr Clause kClauses[] = {
      .promise = "MINOR 5 rows carry the seed; a MINOR 4 plug-in gets the MINOR 4 layout",
      .not_exercised =
          "the host's packing, not a sampler's output: abi_minor4_test checks it with fake "
-         "plug-ins of MINOR 3, 4 and 5; the exec: protocol does not carry a row's seed yet "
-         "(a child declaring seeds is refused)"},
+         "plug-ins of MINOR 3, 4 and 5; exec_protocol_test and exec_sampler_test check the "
+         "exec: protocol's (1.5 carries the seed; a 1.4 child declaring seeds is refused)"},
 };
 
 constexpr std::string_view kSuiteOwn[] = {

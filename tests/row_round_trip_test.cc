@@ -125,14 +125,19 @@ TEST(RowRoundTrip, EveryFieldThroughEveryEncoding) {
 
       // The exec protocol's SAMPLE request: its row header, after the message header, the
       // seed, first draw and draw count, and the batch header.
-      Expected<std::string> message = adapters::exec_protocol::EncodeSampleRequest(batch, 1, 0, 1);
+      Expected<std::string> message = adapters::exec_protocol::EncodeSampleRequest(
+          batch, 1, 0, 1, adapters::kExecProtocolMinor);
       ASSERT_TRUE(message.ok()) << message.error().message;
       const std::size_t at = adapters::exec_protocol::kHeaderBytes + 24 + 24;
       ASSERT_GE(message->size(), at + adapters::kRowHeaderBytes);
       uint32_t flags = 0;
-      const RowParams wire = adapters::ReadRowHeader(message->data() + at, &flags);
-      // A field the exec wire does not carry yet (seed, seed_mode) arrives as its default.
-      EXPECT_TRUE(SameField(f, wire, f.OnWire() ? want : RowParams{}));
+      const RowParams wire =
+          adapters::ReadRowHeader(message->data() + at, adapters::kRowHeaderBytes, &flags);
+      // Every field is on the wire (1.5); a repetition penalty of +-0 (off) travels as 1 (off).
+      RowParams on_wire = want;
+      if (on_wire.repetition_penalty == 0.0f) on_wire.repetition_penalty = 1.0f;
+      ASSERT_TRUE(f.OnWire());
+      EXPECT_TRUE(SameField(f, wire, on_wire));
       EXPECT_EQ(flags,
                 adapters::exec_protocol::kRowHasLogits | adapters::exec_protocol::kRowHasMask);
 
@@ -195,6 +200,21 @@ TEST(RowRoundTrip, HistoryThroughRowFileAbiAndText) {
   abi.struct_size = SAMPCERT_ROW_MINOR3_STRUCT_SIZE;
   EXPECT_EQ(adapters::ToRowView(batch, 0).num_output_tokens, 0u);
   EXPECT_EQ(adapters::ToRowView(batch, 0).repetition_penalty, 1.0f);
+
+  // The exec protocol (1.5): the counts in the row header, the ids after the logits.
+  abi.struct_size = SAMPCERT_ROW_STRUCT_SIZE;
+  Expected<std::string> message =
+      adapters::exec_protocol::EncodeSampleRequest(batch, 1, 0, 1, adapters::kExecProtocolMinor);
+  ASSERT_TRUE(message.ok()) << message.error().message;
+  const std::size_t header_at = adapters::exec_protocol::kHeaderBytes + 24 + 24;
+  ASSERT_EQ(message->size(), header_at + adapters::kRowHeaderBytes + 4 * 4 + 5 * 8);
+  uint64_t counts[2];
+  std::memcpy(counts, message->data() + header_at + adapters::kRowPromptCountOffset, 16);
+  EXPECT_EQ(counts[0], 3u);
+  EXPECT_EQ(counts[1], 2u);
+  std::vector<int64_t> ids(5);
+  std::memcpy(ids.data(), message->data() + header_at + adapters::kRowHeaderBytes + 16, 40);
+  EXPECT_EQ(ids, (std::vector<int64_t>{3, 0, 3, 2, std::numeric_limits<int64_t>::max()}));
 
   const std::string described = properties::Describe(*read);
   EXPECT_NE(described.find(" prompt=[3,0,3] output=[2,9223372036854775807]"), std::string::npos)

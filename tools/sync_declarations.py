@@ -136,7 +136,9 @@ PY_ROW_TYPES = {"f32": "float", "i64": "int", "u64": "int"}
 def row_header_layout(row):
     """The row header's members in byte order: (name, numpy code), the flags included, a gap
     as ("pad<byte>", "V<n>") (zeros on the wire)."""
-    members = [(row["flags_offset"], "flags", "<u4")]
+    members = [(row["flags_offset"], "flags", "<u4"),
+               (row["prompt_count_offset"], "num_prompt_tokens", "<u8"),
+               (row["output_count_offset"], "num_output_tokens", "<u8")]
     members += [(f["wire_offset"], f["wire"], NUMPY[f["type"]]) for f in on_wire(row)]
     members.sort()
     out, at = [], 0
@@ -176,7 +178,9 @@ def python_row_block(dump):
              "ROW_FIELDS = ["]
     for f in on_wire(row):
         lines.append(f'    ("{f["name"]}", "{f["wire"]}", {PY_ROW_TYPES[f["type"]]}),')
-    lines += ["]", "", "",
+    lines += ["]",
+              f'ROW_HEADER_BYTES_MINOR4 = {row["header_bytes_minor4"]}  # a 1.4 host\'s row header',
+              "", "",
               "@dataclasses.dataclass",
               "class Row:",
               '    """One row. `logits` holds the exact values as float32 (f16 and bf16 are exact in '
@@ -191,7 +195,10 @@ def python_row_block(dump):
     for f in on_wire(row):
         lines.append(f'    {f["name"]}: {PY_ROW_TYPES[f["type"]]} = {py_default(f)}'
                      f'  # {f["range"]}')
-    lines.append(ROW_END)
+    lines += ["    # The token history (SPEC section 16; protocol 1.5): int64 token ids, in order.",
+              "    prompt_tokens: np.ndarray = dataclasses.field(default_factory=_no_tokens)",
+              "    output_tokens: np.ndarray = dataclasses.field(default_factory=_no_tokens)",
+              ROW_END]
     return "\n".join(lines) + "\n"
 
 
@@ -353,10 +360,14 @@ def batch_block(dump):
     layout = row_header_layout(row)
     by_wire = {f["wire"]: f for f in on_wire(row)}
     header = ", ".join(("u32 flags" if n == "flags" else f"{by_wire[n]['type']} {n}" if n in by_wire
+                        else f"u64 {n}" if n.startswith("num_")
                         else f"{c[1:]} bytes of zeros") for n, c in layout)
     lines = [BATCH_BEGIN, "",
-             "    i32 dtype (0 f32, 1 f16, 2 bf16), u32 reserved (0), u64 vocab, u64 num_rows",
-             f'    num_rows row headers of {row["header_bytes"]} bytes each:',
+             "    i32 dtype (0 f32, 1 f16, 2 bf16), u32 row_header_bytes "
+             f'({row["header_bytes"]}; 0 from a 1.4 host: {row["header_bytes_minor4"]}),',
+             "        u64 vocab, u64 num_rows",
+             f'    num_rows row headers of {row["header_bytes"]} bytes each (a 1.4 host\'s are its '
+             f'first {row["header_bytes_minor4"]}):',
              *wrap("        ", header),
              "        flags: bit 0 = the row has logits, bit 1 = the row has a mask",
              "    then the logits of every row with bit 0, in row order: vocab elements each, raw bit",
@@ -364,6 +375,9 @@ def batch_block(dump):
              "unchanged)",
              "    then the masks of every row with bit 1, in row order: vocab bytes each, nonzero = "
              "allowed",
+             "    then the token history of every row, in row order (1.5): num_prompt_tokens i64 "
+             "ids, then",
+             "        num_output_tokens i64 ids (the output's in the order they were drawn)",
              "",
              "The row's fields (adapters/row_fields.h; SPEC section 2 says what each means, section 5",
              "what a value outside its range returns):",
@@ -385,7 +399,10 @@ def batch_block(dump):
     dtype = ", ".join(f'("{n}", "{c}")' for n, c in layout)
     lines += ["", *paragraph(
         "A row without logits, or `vocab = 0`, is SPEC INV-7 (EMPTY_VOCAB, 7); the Python helper "
-        "answers it itself. In numpy the headers are one `np.frombuffer` with the dtype "
+        "answers it itself. A field past a 1.4 host's 32 bytes reads as its default there (the "
+        "host sends such a child no row that needs it). The host sends a repetition penalty of "
+        "0 (off, as in a zeroed ABI row) as 1. In numpy the headers are one `np.frombuffer` with "
+        "the dtype "
         f"`[{dtype}]`, and bf16 bits become float32 exactly as "
         "`(bits.astype(np.uint32) << 16).view(np.float32)`."), "", BATCH_END]
     return "\n".join(lines) + "\n"

@@ -113,7 +113,7 @@ class ProtocolTest(unittest.TestCase):
         kind, body = self.host.call(sp.INFO, struct.pack("<II", 1, 0))
         self.assertEqual(kind, "ok")
         major, minor, n = struct.unpack_from("<III", body)
-        self.assertEqual((major, minor), (1, 4))
+        self.assertEqual((major, minor), (1, 5))
         self.assertEqual(body[12:12 + n], b"echo")
         off = 12 + n
         (m,) = struct.unpack_from("<I", body, off)
@@ -175,6 +175,50 @@ class ProtocolTest(unittest.TestCase):
                            timeout=20)
         self.assertEqual(p.returncode, 2)
         self.assertIn(b"sampcert protocol server", p.stderr)
+
+
+def batch15(bits, prompt=(), output=(), repetition=1.0, presence=0.0, frequency=0.0, seed=0,
+            seed_mode=0, header_bytes=80):
+    """A protocol 1.5 batch of one f32 row with its penalties, seed and history."""
+    out = struct.pack("<iIQQ", 0, header_bytes, len(bits), 1)
+    out += struct.pack("<fffIqQfff4xQqQQ", 1.0, 1.0, 0.0, sp.ROW_HAS_LOGITS, 0, 3, repetition,
+                       presence, frequency, seed, seed_mode, len(prompt), len(output))
+    out += np.asarray(bits, "<u4").tobytes()
+    return out + np.asarray(list(prompt) + list(output), "<i8").tobytes()
+
+
+class Protocol15Test(unittest.TestCase):
+    """Protocol 1.5's row header (80 bytes, its size in the batch header) and history."""
+
+    def test_penalties_seed_and_history_arrive(self):
+        b = sp.decode_batch(memoryview(batch15([0x3F800000, 0], prompt=[1], output=[0, 1, 1],
+                                                repetition=2.0, presence=-0.5, frequency=0.25,
+                                                seed=2**64 - 1, seed_mode=1)))
+        r = b.rows[0]
+        self.assertEqual((r.repetition_penalty, r.presence_penalty, r.frequency_penalty),
+                         (2.0, -0.5, 0.25))
+        self.assertEqual((r.seed, r.seed_mode, r.row_id), (2**64 - 1, 1, 3))
+        self.assertEqual(list(r.prompt_tokens), [1])
+        self.assertEqual(list(r.output_tokens), [0, 1, 1])
+        self.assertEqual(r.output_tokens.dtype, np.int64)
+
+    def test_a_14_host_batch_reads_the_defaults(self):
+        # 1.4: row_header_bytes 0 means 32-byte headers; the later fields are their defaults.
+        b = sp.decode_batch(memoryview(batch("f32", [0x3F800000, 0])))
+        r = b.rows[0]
+        self.assertEqual((r.repetition_penalty, r.presence_penalty, r.frequency_penalty),
+                         (1.0, 0.0, 0.0))
+        self.assertEqual((r.seed, r.seed_mode), (0, 0))
+        self.assertEqual((len(r.prompt_tokens), len(r.output_tokens)), (0, 0))
+
+    def test_malformed_batches_are_protocol_errors(self):
+        whole = batch15([0x3F800000, 0], prompt=[1], output=[0])
+        with self.assertRaisesRegex(sp.ProtocolError, "output_tokens truncated"):
+            sp.decode_batch(memoryview(whole[:-8]))
+        with self.assertRaisesRegex(sp.ProtocolError, "batch is"):
+            sp.decode_batch(memoryview(whole + b"\0" * 8))
+        with self.assertRaisesRegex(sp.ProtocolError, "row headers of 40 bytes"):
+            sp.decode_batch(memoryview(batch15([0x3F800000], header_bytes=40)))
 
 
 def row(logits, mask=None, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, row_id=0):
