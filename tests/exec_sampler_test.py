@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """exec: samplers end to end through the sampcert binary.
 
-Usage: exec_sampler_test.py SAMPCERT NUMPY_PYTHON REPO_DIR WORK_DIR [quick]
+Usage: exec_sampler_test.py SAMPCERT NUMPY_PYTHON REPO_DIR WORK_DIR [quick [mutants]]
 
 - info and sample over the protocol; --sampler-config reaches create() (the numpy example
   refuses an unknown config, naming it), and the report records sampler.config / sampler.exec.
@@ -9,7 +9,10 @@ Usage: exec_sampler_test.py SAMPCERT NUMPY_PYTHON REPO_DIR WORK_DIR [quick]
   exit, garbage on the reply fd, a stall (SAMPCERT_EXEC_TIMEOUT), a row error and a wrong token
   count each give the right status and message, never a hang; a child that computes past the
   item's CPU time makes the item a Timeout, not a Fail.
-- with "quick" (only that): the numpy example passes `sampcert run --profile quick` (isolated workers).
+- with "quick" (only that): the numpy example passes `sampcert run --profile quick` (isolated workers),
+  its penalties and seeds among the results (protocol 1.5 carries them); two mutants of its
+  penalties (the sign rule inverted for negative logits, the prompt counted by the additive
+  penalties it declares output-only) fail the f32 quick run with PEN-2 and PEN-POL-1 ("mutants").
 Exit 77 (skipped) when NUMPY_PYTHON is empty (no python with numpy), unless CI=true.
 """
 import json
@@ -129,6 +132,35 @@ if quick:
     s = report["sampler"]
     check("report records sampler.config and sampler.exec",
           s.get("config") == "check-config=recorded" and s.get("exec") == example[5:], str(s))
+    # Protocol 1.5: the rows' penalties, history and seeds reached the child and were checked.
+    passed = {r["property"] for r in report["results"] if r["status"] == "Pass"}
+    for prop in ("PEN-1", "PEN-2", "PEN-3", "PEN-4", "PEN-POL-1", "SEED-1", "SEED-2", "SEED-3"):
+        check(f"numpy example: {prop} was checked over exec and passed", prop in passed,
+              str(sorted(passed)))
+    # ... and each can fail: two mutants of the example's penalties, caught over exec (with
+    # "mutants" after "quick": the dev build's ctest, not the sanitizer build's).
+    source = open(f"{repo}/adapters/python/examples/numpy_sampler.py").read()
+    mutants = {} if "mutants" not in sys.argv[6:] else {
+        "sign_rule": ("x[hit] = np.where(x[hit] > 0, x[hit] / rep, x[hit] * rep)",
+                      "x[hit] = x[hit] / rep", "PEN-2"),
+        "prompt_counted": ("count = np.bincount(row.output_tokens, minlength=x.size)",
+                           "count = np.bincount(np.concatenate([row.prompt_tokens, "
+                           "row.output_tokens]), minlength=x.size)", "PEN-POL-1"),
+    }
+    for name, (line, mutated, caught_by) in mutants.items():
+        check(f"mutant {name}: its line is in the example", source.count(line) == 1, line)
+        path = os.path.join(work, f"numpy_{name}.py")
+        with open(path, "w") as f:
+            f.write(source.replace(line, mutated))
+        out_dir = os.path.join(work, f"numpy_{name}")
+        rc, out, secs = run("run", "--sampler", f"exec:{python} {path}", "--profile", "quick",
+                            "--dtype", "f32", "--no-speed", "--out", out_dir, timeout=900,
+                            env={"PYTHONPATH": f"{repo}/adapters/python"})
+        failed = {r["property"] for r in
+                  json.load(open(os.path.join(out_dir, "report.json")))["results"]
+                  if r["status"] == "Fail"} if rc in (0, 1) else set()
+        check(f"mutant {name} fails {caught_by} over exec ({secs:.0f} s)",
+              rc == 1 and caught_by in failed, out[-3000:])
     # PROTOCOL.md's complete example, as its text says to run it (the helper on PYTHONPATH).
     rc, out, secs = run("run", "--sampler",
                         f"exec:{python} {repo}/adapters/python/examples/minimal_sampler.py",

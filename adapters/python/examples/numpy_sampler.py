@@ -12,6 +12,9 @@ order), so draw j of a row never depends on the batch or on which draws were ask
 speculative-decoding verification (SPEC section 15): accept a drafted token with probability
 min(1, p / q), else draw from the residual (p - q)+, with the bonus token from the last row, its
 uniforms the canonical draw's at (seed, row_id, 64 x draw + slot) like stable_cpu's.
+Penalties over the row's token history (SPEC section 16, protocol 1.5: the repetition penalty
+over the prompt and the output, presence and frequency over the output, before temperature)
+and per-request seeds (section 17: a row's own seed, or unseeded) are declared too.
 
 --sampler-config: none, "" or "check-config=TEXT" (create refuses anything else; TEXT is
 printed to stderr, which is how the tests see that the config arrived).
@@ -30,7 +33,8 @@ INFO = sp.Info(
     name="numpy_example",
     version="1.0",
     capabilities=["f32", "f16", "bf16", "mask", "top-k", "top-p", "min-p", "temperature-0",
-                  "probabilities", "batch", "verify", "verify-draft-logits", "verify-acceptance"],
+                  "probabilities", "batch", "verify", "verify-draft-logits", "verify-acceptance",
+                  "penalties", "seeds"],
     greedy_tie_break="uniform",
     tie_rule="keep-all",
     pipeline_order="temperature-first",
@@ -38,6 +42,8 @@ INFO = sp.Info(
     nan_policy="error",
     determinism="same-seed",
     accuracy="fp32",
+    repetition_history="prompt-and-output",
+    additive_history="output-only",
 )
 
 M32 = np.uint64(0xFFFFFFFF)
@@ -88,6 +94,24 @@ def validate(r, row):
     if math.isnan(row.min_p) or not 0 <= row.min_p < 1:
         raise sp.SamplerError(sp.INVALID_MIN_P, f"row {r}: min_p is {row.min_p} (must be in "
                               "[0, 1); 0 turns it off)", r)
+    if not (math.isfinite(row.repetition_penalty) and row.repetition_penalty >= 0):
+        raise sp.SamplerError(sp.INVALID_PENALTY, f"row {r}: repetition_penalty is "
+                              f"{row.repetition_penalty} (must be finite and > 0; 1 or 0 turns "
+                              "it off)", r)
+    for name in ("presence_penalty", "frequency_penalty"):
+        if not math.isfinite(getattr(row, name)):
+            raise sp.SamplerError(sp.INVALID_PENALTY, f"row {r}: {name} is "
+                                  f"{getattr(row, name)} (must be finite; 0 turns it off)", r)
+    if row.seed_mode not in (0, 1, 2):
+        raise sp.SamplerError(sp.INVALID_ARGUMENT, f"row {r}: seed_mode is {row.seed_mode} (must "
+                              "be 0 (the call's seed), 1 (the row's seed) or 2 (unseeded))", r)
+    for name in ("prompt_tokens", "output_tokens"):
+        ids = getattr(row, name)
+        bad = np.flatnonzero((ids < 0) | (ids >= row.logits.size))
+        if bad.size:
+            j = int(bad[0])
+            raise sp.SamplerError(sp.INVALID_PENALTY, f"row {r}: {name}[{j}] is {int(ids[j])} "
+                                  f"(must be a token id in [0, {row.logits.size}))", r)
     x = row.logits.astype(np.float64)
     allowed = np.ones(x.size, bool) if row.mask is None else row.mask
     nan = np.isnan(x)
@@ -104,9 +128,28 @@ def validate(r, row):
     return x, support
 
 
+def penalize(row, x):
+    """PEN-2 and PEN-3 in float64 on the finite logits of the tokens in the history: the
+    repetition penalty divides a positive logit and multiplies a negative one (over the prompt
+    and the output), then x - frequency * count - presence (over the output alone)."""
+    rep, alpha, beta = row.repetition_penalty, row.frequency_penalty, row.presence_penalty
+    if rep not in (0.0, 1.0):
+        seen = np.zeros(x.size, bool)
+        seen[row.prompt_tokens] = True
+        seen[row.output_tokens] = True
+        hit = seen & np.isfinite(x)
+        x[hit] = np.where(x[hit] > 0, x[hit] / rep, x[hit] * rep)
+    if alpha != 0 or beta != 0:
+        count = np.bincount(row.output_tokens, minlength=x.size).astype(np.float64)
+        hit = (count > 0) & np.isfinite(x)
+        x[hit] = x[hit] - alpha * count[hit] - beta
+    return x
+
+
 def distribution(r, row):
     """SEM-1..SEM-7: the final distribution over the vocabulary, float64."""
     x, support = validate(r, row)
+    x = penalize(row, x)  # PEN-1: the penalized logits replace x everywhere below
     m = x[support].max()
     if row.temperature == 0 or m == np.inf:
         # The limits (SEM-3, SEM-4): uniform over the winners; a cut with tied tokens kept never
@@ -142,8 +185,12 @@ def sample(batch, seed, first_draw, draws_per_row):
     out = np.empty((len(batch.rows), draws_per_row), np.int64)
     for r, (row, p) in enumerate(zip(batch.rows, dists)):
         c = np.cumsum(p)
-        tok = np.searchsorted(c, uniforms(seed, row.row_id, first_draw, draws_per_row),
-                              side="right")  # the smallest i with u < C_i (DRAW-3)
+        if row.seed_mode == 2:  # unseeded: the engine's own generator (SEED-3)
+            u = np.random.default_rng().random(draws_per_row)
+        else:  # the row's own seed (SEED-1) or the call's
+            u = uniforms(row.seed if row.seed_mode == 1 else seed, row.row_id, first_draw,
+                         draws_per_row)
+        tok = np.searchsorted(c, u, side="right")  # the smallest i with u < C_i (DRAW-3)
         out[r] = np.minimum(tok, np.flatnonzero(p > 0)[-1])  # rounding past C_last
     return out
 
