@@ -88,12 +88,9 @@ Error AppendBatch(const sampcert_batch& b, uint32_t minor, Writer* out) {
   for (uint64_t r = 0; r < b.num_rows; ++r) {
     const sampcert_row& row = b.rows[r];
     char header[kRowHeaderBytes];
-    RowParams params = RowParamsFromAbi(row);
-    // A repetition penalty of 0 (a zeroed row's) and 1 are both off (PEN-2): the wire says 1,
-    // so that a child never divides by the 0 of a row that has no penalty.
-    if (params.repetition_penalty == 0.0f) params.repetition_penalty = 1.0f;
-    WriteRowHeader(params, (row.logits ? kRowHasLogits : 0u) | (row.mask ? kRowHasMask : 0u),
-                   header_bytes, header);
+    WriteRowHeader(WireParams(RowParamsFromAbi(row)),
+                   (row.logits ? kRowHasLogits : 0u) | (row.mask ? kRowHasMask : 0u), header_bytes,
+                   header);
     if (header_bytes >= kRowHeaderBytes) {
       const uint64_t counts[2] = {histories[r].prompt.size(), histories[r].output.size()};
       std::memcpy(header + kRowPromptCountOffset, &counts[0], 8);

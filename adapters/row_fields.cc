@@ -178,9 +178,14 @@ RowParams ReadRowHeader(const char* in, std::size_t header_bytes, uint32_t* flag
   return p;
 }
 
-bool RowHeaderCarries(const RowParams& params, std::size_t header_bytes) {
+RowParams WireParams(const RowParams& params) {
   RowParams p = params;
   if (p.repetition_penalty == 0.0f) p.repetition_penalty = 1.0f;  // both are off (PEN-2)
+  return p;
+}
+
+bool RowHeaderCarries(const RowParams& params, std::size_t header_bytes) {
+  const RowParams p = WireParams(params);
   const RowParams defaults;
   for (const RowField& f : kRowFields) {
     if (f.OnWire() && f.wire_offset + Bytes(f.member) <= header_bytes) continue;

@@ -333,8 +333,11 @@ constexpr std::size_t RowHeaderBytes(uint32_t protocol_minor) {
 // caller's (they are the row's buffers, not its parameters).
 void WriteRowHeader(const RowParams& params, uint32_t flags, std::size_t header_bytes, char* out);
 RowParams ReadRowHeader(const char* in, std::size_t header_bytes, uint32_t* flags);
-// Whether a header of `header_bytes` carries every field of `params` that is not its default
-// (a row for an older child: nothing it cannot read may be lost silently).
+// The fields as the exec wire sends them: a repetition penalty of +-0 (off, a zeroed ABI row's)
+// as 1 (off), so that a child never divides by the 0 of a row that has no penalty.
+RowParams WireParams(const RowParams& params);
+// Whether a header of `header_bytes` carries every field of WireParams(params) that is not its
+// default (a row for an older child: nothing it cannot read may be lost silently).
 bool RowHeaderCarries(const RowParams& params, std::size_t header_bytes);
 
 // The row file's fields (SPEC section 11): a float as its fp32 bit pattern under "<key>_bits"
