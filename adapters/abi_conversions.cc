@@ -13,12 +13,15 @@
 namespace sampcert::adapters {
 
 RowView ToRowView(const sampcert_batch& batch, std::size_t r) {
-  const sampcert_row& row = batch.rows[r];
+  return ToRowView(batch.rows[r], batch.dtype, batch.vocab);
+}
+
+RowView ToRowView(const sampcert_row& row, int32_t dtype, uint64_t vocab) {
   RowView v;
   static_cast<RowParams&>(v) = RowParamsFromAbi(row);
-  v.dtype = static_cast<DType>(batch.dtype);
+  v.dtype = static_cast<DType>(dtype);
   v.logits = row.logits;
-  v.vocab = static_cast<std::size_t>(batch.vocab);
+  v.vocab = static_cast<std::size_t>(vocab);
   v.mask = row.mask;
   // MINOR 4 (SPEC section 16): the history where the struct covers it (a MINOR 4 host's rows
   // are 104 bytes); the penalties are the table's fields, as the row holds them (a repetition

@@ -16,6 +16,9 @@ namespace sampcert::adapters {
 
 // The row r of a batch as a RowView (no copies; valid as long as the batch's buffers are).
 RowView ToRowView(const sampcert_batch& batch, std::size_t r);
+// One row of a batch of `dtype` and `vocab` as a RowView: the fields and buffers its struct_size
+// covers (the history from MINOR 4's layout on), the rest at their defaults.
+RowView ToRowView(const sampcert_row& row, int32_t dtype, uint64_t vocab);
 
 // Writes `error` into the caller's struct (message truncated to fit, always NUL-terminated) and
 // returns its code as the ABI status. Safe with a null `out`.

@@ -147,7 +147,6 @@ constexpr Capability kCapabilities[] = {
     {SAMPCERT_CAP_VERIFY, "verify", "verify"},
     {SAMPCERT_CAP_VERIFY_DRAFT_LOGITS, "verify-draft-logits", "verify with draft logits"},
     {SAMPCERT_CAP_VERIFY_ACCEPTANCE, "verify-acceptance", "verify's acceptance probabilities"},
-    // penalties and seeds: the capabilities of row fields too.
 };
 
 // ---- Helpers of the codecs ----

@@ -28,14 +28,14 @@ std::string Finish(Writer w) {
 
 std::size_t ElementBytes(int32_t dtype) { return dtype == SAMPCERT_DTYPE_F32 ? 4 : 2; }
 
-// The row's history, where its struct covers it (ABI MINOR 4).
+// The row's history (ToRowView reads it where the row's struct covers it, ABI MINOR 4); a count
+// without its list is a malformed call.
 struct History {
   std::span<const int64_t> prompt, output;
 };
-Expected<History> RowHistory(const sampcert_row& row, uint64_t r) {
-  if (row.struct_size < SAMPCERT_ROW_MINOR4_STRUCT_SIZE) return History{};
-  for (auto [ids, n, name] : {std::tuple{row.prompt_tokens, row.num_prompt_tokens, "prompt"},
-                              std::tuple{row.output_tokens, row.num_output_tokens, "output"}}) {
+Expected<History> RowHistory(const RowView& v, uint64_t r) {
+  for (auto [ids, n, name] : {std::tuple{v.prompt_tokens, v.num_prompt_tokens, "prompt"},
+                              std::tuple{v.output_tokens, v.num_output_tokens, "output"}}) {
     if (n > 0 && ids == nullptr) {
       return Error{
           ErrorCode::kInvalidArgument,
@@ -43,8 +43,7 @@ Expected<History> RowHistory(const sampcert_row& row, uint64_t r) {
           static_cast<int64_t>(r)};
     }
   }
-  return History{{row.prompt_tokens, static_cast<std::size_t>(row.num_prompt_tokens)},
-                 {row.output_tokens, static_cast<std::size_t>(row.num_output_tokens)}};
+  return History{{v.prompt_tokens, v.num_prompt_tokens}, {v.output_tokens, v.num_output_tokens}};
 }
 
 // The batch's encoding (PROTOCOL.md, "Batch") for a child of protocol 1.`minor`, appended to
@@ -60,17 +59,18 @@ Error AppendBatch(const sampcert_batch& b, uint32_t minor, Writer* out) {
     return Error{ErrorCode::kInvalidArgument, "the batch has rows but no row array"};
   }
   const std::size_t header_bytes = RowHeaderBytes(minor);
+  std::vector<RowView> views(b.num_rows);
   std::vector<History> histories(b.num_rows);
   const std::size_t logit_bytes = b.vocab * ElementBytes(b.dtype);
   std::size_t total = 32 + b.num_rows * header_bytes;
   for (uint64_t r = 0; r < b.num_rows; ++r) {
     const sampcert_row& row = b.rows[r];
-    auto history = RowHistory(row, r);
+    views[r] = ToRowView(row, b.dtype, b.vocab);
+    auto history = RowHistory(views[r], r);
     if (!history.ok()) return history.error();
     histories[r] = *history;
     const std::size_t ids = history->prompt.size() + history->output.size();
-    if (header_bytes < kRowHeaderBytes &&
-        (ids > 0 || !RowHeaderCarries(RowParamsFromAbi(row), header_bytes))) {
+    if (header_bytes < kRowHeaderBytes && (ids > 0 || !RowHeaderCarries(views[r], header_bytes))) {
       return Error{ErrorCode::kUnsupported,
                    fmt::format("row {}: the child speaks protocol {}.{}, which does not carry a "
                                "row's penalties, seed or token history (1.5 does)",
@@ -88,7 +88,7 @@ Error AppendBatch(const sampcert_batch& b, uint32_t minor, Writer* out) {
   for (uint64_t r = 0; r < b.num_rows; ++r) {
     const sampcert_row& row = b.rows[r];
     char header[kRowHeaderBytes];
-    WriteRowHeader(WireParams(RowParamsFromAbi(row)),
+    WriteRowHeader(WireParams(views[r]),
                    (row.logits ? kRowHasLogits : 0u) | (row.mask ? kRowHasMask : 0u), header_bytes,
                    header);
     if (header_bytes >= kRowHeaderBytes) {
@@ -171,17 +171,15 @@ Expected<std::string> EncodeVerifyRequest(const sampcert_chain_batch& batch, uin
   // probabilities by address, or rows of logits as the target rows.
   std::vector<sampcert_row> rows, draft_logits;
   std::vector<const double*> drafts;
-  auto index_in = [](std::vector<sampcert_row>& list, const sampcert_row& r) {
+  auto index_in = [&](std::vector<sampcert_row>& list, const sampcert_row& r) {
+    // One row: the same buffers (logits, mask, history) and the same distribution fields (the
+    // dtype is not compared: a list holds rows of one dtype).
+    const RowView c = ToRowView(r, batch.dtype, v);
     for (std::size_t i = list.size(); i-- > 0;) {
-      const sampcert_row& o = list[i];
-      const bool same_history =
-          std::min(o.struct_size, r.struct_size) < SAMPCERT_ROW_MINOR4_STRUCT_SIZE
-              ? o.struct_size == r.struct_size
-              : o.prompt_tokens == r.prompt_tokens && o.output_tokens == r.output_tokens &&
-                    o.num_prompt_tokens == r.num_prompt_tokens &&
-                    o.num_output_tokens == r.num_output_tokens;
-      if (o.logits == r.logits && o.mask == r.mask && same_history &&
-          SameDistributionParams(RowParamsFromAbi(o), RowParamsFromAbi(r))) {
+      const RowView a = ToRowView(list[i], batch.dtype, v);
+      if (a.logits == c.logits && a.mask == c.mask && a.prompt_tokens == c.prompt_tokens &&
+          a.output_tokens == c.output_tokens && a.num_prompt_tokens == c.num_prompt_tokens &&
+          a.num_output_tokens == c.num_output_tokens && SameDistributionParams(a, c)) {
         return static_cast<uint64_t>(i);
       }
     }
