@@ -32,6 +32,13 @@ RowView ToRowView(const sampcert_row& row, int32_t dtype, uint64_t vocab) {
     v.output_tokens = row.output_tokens;
     v.num_output_tokens = static_cast<std::size_t>(row.num_output_tokens);
   }
+  // MINOR 6 (SPEC section 18): the bias where the struct covers it (min_tokens and eos_token_id
+  // are the table's fields).
+  if (row.struct_size >= SAMPCERT_ROW_STRUCT_SIZE) {
+    v.bias_tokens = row.bias_tokens;
+    v.bias_values = row.bias_values;
+    v.num_bias = static_cast<std::size_t>(row.num_bias);
+  }
   return v;
 }
 
@@ -94,6 +101,15 @@ Error CheckBatchShape(const sampcert_batch* batch, uint32_t capabilities) {
     }
     if ((capabilities & SAMPCERT_CAP_SEEDS) == 0 && batch->rows[r].seed_mode != kSeedCall) {
       return Error{ErrorCode::kUnsupported, fmt::format("row {}: seeds are not declared", r),
+                   static_cast<int64_t>(r)};
+    }
+    if ((capabilities & SAMPCERT_CAP_LOGIT_BIAS) == 0 && batch->rows[r].num_bias != 0) {
+      return Error{ErrorCode::kUnsupported, fmt::format("row {}: logit bias is not declared", r),
+                   static_cast<int64_t>(r)};
+    }
+    if ((capabilities & SAMPCERT_CAP_MIN_TOKENS) == 0 && batch->rows[r].min_tokens != 0) {
+      return Error{ErrorCode::kUnsupported,
+                   fmt::format("row {}: a minimum length is not declared", r),
                    static_cast<int64_t>(r)};
     }
   }

@@ -3,8 +3,9 @@
 // (56 bytes, struct_size 56) and never a penalized row; a MINOR 4 plug-in gets the history.
 // ABI MINOR 5 (SPEC SEED-ABI-1): the row grew again (seed, seed_mode), so a MINOR 4 plug-in gets
 // its rows at the MINOR 4 layout (104 bytes) and never a row with a seed_mode; a MINOR 5 plug-in
-// gets them. Fake tables stand in for plug-ins, reading the rows as a plug-in built against each
-// header.
+// gets them. ABI MINOR 6 (SPEC BIAS-ABI-1): the bias and the minimum length, so a MINOR 5
+// plug-in gets its rows at the MINOR 5 layout (120 bytes) and never a row with either. Fake
+// tables stand in for plug-ins, reading the rows as a plug-in built against each header.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -25,6 +26,10 @@ struct Seen {
   float repetition;
   uint64_t seed = 0;
   int64_t seed_mode = 0;
+  uint64_t num_bias = 0;
+  float first_bias = 0;
+  int64_t min_tokens = 0;
+  int64_t eos = 0;
 };
 std::vector<Seen> g_seen;
 uint32_t g_minor = 3;
@@ -38,6 +43,7 @@ int32_t GetInfo(sampcert_sampler_info* info, sampcert_error*) {
   info->capabilities = SAMPCERT_CAP_F32 | SAMPCERT_CAP_BATCH;
   if (g_minor >= 4) info->capabilities |= SAMPCERT_CAP_PENALTIES;
   if (g_minor >= 5) info->capabilities |= SAMPCERT_CAP_SEEDS;
+  if (g_minor >= 6) info->capabilities |= SAMPCERT_CAP_LOGIT_BIAS | SAMPCERT_CAP_MIN_TOKENS;
   info->truncation_order[1] = SAMPCERT_STEP_TOP_P;
   info->truncation_order[2] = SAMPCERT_STEP_MIN_P;
   return SAMPCERT_STATUS_OK;
@@ -51,7 +57,10 @@ int32_t Sample(sampcert_sampler*, const sampcert_batch* b, uint64_t, uint64_t, u
                int64_t* out, sampcert_error*) {
   // A MINOR 3 plug-in's sizeof(sampcert_row) is 56: its rows[r] is 56 bytes after rows[r - 1];
   // a MINOR 4 plug-in's is 104.
-  const std::size_t stride = g_minor >= 5 ? sizeof(sampcert_row) : g_minor == 4 ? 104 : 56;
+  const std::size_t stride = g_minor >= 6   ? sizeof(sampcert_row)
+                             : g_minor == 5 ? 120
+                             : g_minor == 4 ? 104
+                                            : 56;
   for (uint64_t r = 0; r < b->num_rows; ++r) {
     const auto* row =
         reinterpret_cast<const sampcert_row*>(reinterpret_cast<const char*>(b->rows) + r * stride);
@@ -63,6 +72,12 @@ int32_t Sample(sampcert_sampler*, const sampcert_batch* b, uint64_t, uint64_t, u
     if (g_minor >= 5) {
       s.seed = row->seed;
       s.seed_mode = row->seed_mode;
+    }
+    if (g_minor >= 6) {
+      s.num_bias = row->num_bias;
+      s.first_bias = row->num_bias > 0 ? row->bias_values[0] : 0;
+      s.min_tokens = row->min_tokens;
+      s.eos = row->eos_token_id;
     }
     g_seen.push_back(s);
     for (uint64_t j = 0; j < draws; ++j) out[r * draws + j] = 0;
@@ -146,13 +161,65 @@ TEST(AbiMinor5, AMinor5PluginGetsTheSeed) {
   g_seen.clear();
   ASSERT_TRUE((*s)->Sample(Batch{DType::kF32, 2, {a.view(), b.view(), c.view()}}, 1, 0, 1).ok());
   ASSERT_EQ(g_seen.size(), 3u);
-  EXPECT_EQ(g_seen[0].struct_size, sizeof(sampcert_row));
+  EXPECT_EQ(g_seen[0].struct_size, 120u);
   EXPECT_EQ(g_seen[0].seed_mode, kSeedCall);
   EXPECT_EQ(g_seen[1].row_id, 22u);
   EXPECT_EQ(g_seen[1].seed, 0xfedcba9876543210u);
   EXPECT_EQ(g_seen[1].seed_mode, kSeedOwn);
   EXPECT_EQ(g_seen[2].row_id, 33u);
   EXPECT_EQ(g_seen[2].seed_mode, kSeedUnseeded);
+  EXPECT_TRUE((*s)->abi_violations().empty());
+}
+
+TEST(AbiMinor6, AMinor5PluginGetsRowsAtItsOwnStrideAndNoBias) {
+  const sampcert_sampler_api api = Api(5);
+  auto s = Sampler::Open(&api, nullptr);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  testing_support::TestRow a({1, 2}), b({3, 4}), c({5, 6});
+  a.RowId(11);
+  b.RowId(22).MinTokens(0, 1);  // a minimum length that is off: nothing to pass on
+  c.RowId(33);
+  g_seen.clear();
+  ASSERT_TRUE((*s)->Sample(Batch{DType::kF32, 2, {a.view(), b.view(), c.view()}}, 1, 0, 1).ok());
+  ASSERT_EQ(g_seen.size(), 3u);
+  for (std::size_t r = 0; r < 3; ++r) {
+    EXPECT_EQ(g_seen[r].struct_size, 120u) << r;
+    EXPECT_EQ(g_seen[r].row_id, 11u * (r + 1)) << r;
+  }
+  // A bias or a minimum length cannot reach it: NotSupported at the host, and no call.
+  testing_support::TestRow biased({1, 2}), minimum({1, 2});
+  biased.Bias({1}, {0.5f});
+  minimum.MinTokens(2, 1);
+  for (const auto* row : {&biased, &minimum}) {
+    g_seen.clear();
+    auto got = (*s)->Sample(Batch{DType::kF32, 2, {a.view(), row->view()}}, 1, 0, 1);
+    ASSERT_FALSE(got.ok());
+    EXPECT_EQ(got.error().code, ErrorCode::kUnsupported);
+    EXPECT_NE(got.error().message.find(row == &biased ? "logit-bias" : "min-tokens"),
+              std::string::npos)
+        << got.error().message;
+    EXPECT_TRUE(g_seen.empty());
+  }
+  EXPECT_TRUE((*s)->abi_violations().empty());
+}
+
+TEST(AbiMinor6, AMinor6PluginGetsTheBiasAndTheMinimumLength) {
+  const sampcert_sampler_api api = Api(6);
+  auto s = Sampler::Open(&api, nullptr);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  testing_support::TestRow a({1, 2}), b({3, 4});
+  a.RowId(11);
+  b.RowId(22).Bias({1, 0}, {-2.5f, 1.0f}).MinTokens(3, 1).History({}, {0});
+  g_seen.clear();
+  ASSERT_TRUE((*s)->Sample(Batch{DType::kF32, 2, {a.view(), b.view()}}, 1, 0, 1).ok());
+  ASSERT_EQ(g_seen.size(), 2u);
+  EXPECT_EQ(g_seen[0].struct_size, sizeof(sampcert_row));
+  EXPECT_EQ(g_seen[0].num_bias, 0u);
+  EXPECT_EQ(g_seen[1].row_id, 22u);
+  EXPECT_EQ(g_seen[1].num_bias, 2u);
+  EXPECT_EQ(g_seen[1].first_bias, -2.5f);
+  EXPECT_EQ(g_seen[1].min_tokens, 3);
+  EXPECT_EQ(g_seen[1].eos, 1);
   EXPECT_TRUE((*s)->abi_violations().empty());
 }
 

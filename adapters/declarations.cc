@@ -139,14 +139,16 @@ constexpr Capability kCapabilities[] = {
     {SAMPCERT_CAP_F16, "f16", "f16"},
     {SAMPCERT_CAP_BF16, "bf16", "bf16"},
     {SAMPCERT_CAP_MASK, "mask", "mask"},
-    // top-k, top-p, min-p, penalties and seeds: the capabilities of row fields, in their rows
-    // (row_fields.h), listed among these by their bits.
+    // top-k, top-p, min-p, penalties, seeds and min-tokens: the capabilities of row fields, in
+    // their rows (row_fields.h), listed among these by their bits.
     {SAMPCERT_CAP_TEMPERATURE_ZERO, "temperature-0", "temperature 0"},
     {SAMPCERT_CAP_PROBABILITIES, "probabilities", "probabilities"},
     {SAMPCERT_CAP_BATCH, "batch", "batch"},
     {SAMPCERT_CAP_VERIFY, "verify", "verify"},
     {SAMPCERT_CAP_VERIFY_DRAFT_LOGITS, "verify-draft-logits", "verify with draft logits"},
     {SAMPCERT_CAP_VERIFY_ACCEPTANCE, "verify-acceptance", "verify's acceptance probabilities"},
+    // ABI MINOR 6 (BIAS-CAP-1): the bias is a list of the row (RowView), not a table field.
+    {SAMPCERT_CAP_LOGIT_BIAS, "logit-bias", "logit bias"},
 };
 
 // ---- Helpers of the codecs ----

@@ -70,6 +70,15 @@ Error AppendBatch(const sampcert_batch& b, uint32_t minor, Writer* out) {
     if (!history.ok()) return history.error();
     histories[r] = *history;
     const std::size_t ids = history->prompt.size() + history->output.size();
+    // ABI MINOR 6's bias and minimum length are on no protocol's wire: a row asking for either
+    // is never sent without it (the host refuses a child declaring them, so none should come).
+    if (views[r].HasBias() || views[r].min_tokens != 0) {
+      return Error{ErrorCode::kUnsupported,
+                   fmt::format("row {}: no exec protocol carries a row's logit bias or minimum "
+                               "length yet (ABI MINOR 6)",
+                               r),
+                   static_cast<int64_t>(r)};
+    }
     if (header_bytes < kRowHeaderBytes && (ids > 0 || !RowHeaderCarries(views[r], header_bytes))) {
       return Error{ErrorCode::kUnsupported,
                    fmt::format("row {}: the child speaks protocol {}.{}, which does not carry a "

@@ -399,6 +399,16 @@ int32_t DecodeInfoReply(Program& p, const std::string& reply, sampcert_error* er
       return SAMPCERT_STATUS_INVALID_ARGUMENT;
     }
   }
+  // The logit bias and the minimum length (ABI MINOR 6, SPEC section 18) are on no protocol's
+  // wire yet: a child declaring them would be certified on rows it never received.
+  if (ok && (i.capabilities & (SAMPCERT_CAP_LOGIT_BIAS | SAMPCERT_CAP_MIN_TOKENS)) != 0) {
+    SetError(err, SAMPCERT_STATUS_INVALID_ARGUMENT, -1,
+             fmt::format("exec sampler '{}' declares logit-bias or min-tokens, which the exec "
+                         "protocol does not carry yet (PROTOCOL.md, \"Versions\"): a C "
+                         "plug-in of ABI MINOR 6 can declare them",
+                         p.command));
+    return SAMPCERT_STATUS_INVALID_ARGUMENT;
+  }
   // A newer MINOR may append fields: what follows is ignored (r.AtEnd() is not required).
   if (!ok) {
     SetError(err, SAMPCERT_STATUS_INTERNAL, -1,

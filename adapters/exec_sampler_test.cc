@@ -92,6 +92,14 @@ TEST(ExecSampler, AChildDeclaringWhatItsProtocolDoesNotCarryIsRefused) {
     EXPECT_EQ(OpenPythonChildDeclaring(python, capability, 5), "") << capability;
   }
   EXPECT_EQ(OpenPythonChildDeclaring(python, "mask", 4), "");  // the control: 1.4 carries masks
+  // No protocol carries the logit bias or a minimum length (ABI MINOR 6) yet: refused at 1.5.
+  for (const std::string capability : {"logit-bias", "min-tokens"}) {
+    const std::string error = OpenPythonChildDeclaring(python, capability, 5);
+    EXPECT_NE(error.find("declares logit-bias or min-tokens, which the exec protocol does not "
+                         "carry yet"),
+              std::string::npos)
+        << capability << ": " << error;
+  }
 }
 
 // Protocol 1.5 end to end: the Python helper's Row gets the row's penalties, seed and history

@@ -281,6 +281,42 @@ inline constexpr RowField kRowFields[] = {
      .capability = {SAMPCERT_CAP_SEEDS, "seeds", "seeds"},
      .key = true,
      .minor = 5},
+    // ABI MINOR 6 (SPEC section 18): the minimum length, which reads the output's count (the
+    // bias itself is a RowView list, like the history). Not on the exec wire yet: the exec host
+    // refuses a child declaring `min-tokens`.
+    {.name = "min_tokens",
+     .member = &RowParams::min_tokens,
+     SAMPCERT_ROW_ABI(min_tokens),
+     .wire = {},  // not on the exec wire yet
+     .wire_offset = 0,
+     .row_file_key = "min_tokens",
+     .flag = "--min-tokens",
+     .help = "Minimum output length: eos_token_id banned while fewer tokens are output (0 = off)",
+     .label = "min_tokens",
+     .range = "[0, 2^63)",
+     .lo = 0,
+     .hi = kRowInf,
+     .hi_open = true,
+     .invalid = ErrorCode::kInvalidLogitBias,
+     .requirement = "must be >= 0; 0 turns it off",
+     .capability = {SAMPCERT_CAP_MIN_TOKENS, "min-tokens", "minimum length"},
+     .minor = 6},
+    {.name = "eos_token_id",
+     .member = &RowParams::eos_token_id,
+     SAMPCERT_ROW_ABI(eos_token_id),
+     .wire = {},  // not on the exec wire yet
+     .wire_offset = 0,
+     .row_file_key = "eos_token_id",
+     .flag = "--eos-token-id",
+     .help = "The id a minimum length bans (read when min_tokens > 0; in [0, V))",
+     .label = "eos",
+     .range = "[-2^63, 2^63)",
+     .lo = -0x1p63,
+     .hi = kRowInf,
+     .hi_open = true,
+     .invalid = ErrorCode::kInvalidLogitBias,
+     .capability = {SAMPCERT_CAP_MIN_TOKENS, "min-tokens", "minimum length"},
+     .minor = 6},
 };
 
 #undef SAMPCERT_ROW_ABI

@@ -180,13 +180,15 @@ TEST(RowFields, AbiRoundTripsEveryField) {
   }
 }
 
-// In the 80-byte header of 1.5 every field reads back; in a 1.4 header (32 bytes) a field of
-// MINOR 4 or 5 is not written (the bytes past 32 are never touched) and reads as its default,
-// and RowHeaderCarries says the row needs the larger header.
+// In the 80-byte header of 1.5 every field of MINOR 5 and before reads back; in a 1.4 header
+// (32 bytes) a field of MINOR 4 or 5 is not written (the bytes past 32 are never touched) and
+// reads as its default, and RowHeaderCarries says the row needs the larger header. The fields of
+// MINOR 6 (min_tokens, eos_token_id) are on no protocol's wire yet: never written, and a row
+// that sets one is carried by no header.
 TEST(RowFields, RowHeaderRoundTripsEveryField) {
   for (const RowField& f : RowFields()) {
     SCOPED_TRACE(std::string(f.name));
-    EXPECT_TRUE(f.OnWire());
+    EXPECT_EQ(f.OnWire(), f.minor <= 5);
     for (const RowParams& p : Distinctive(f)) {
       for (std::size_t bytes : {kRowHeaderBytes, kRowHeaderBytesMinor4}) {
         char header[kRowHeaderBytes + 1];
@@ -194,7 +196,7 @@ TEST(RowFields, RowHeaderRoundTripsEveryField) {
         WriteRowHeader(p, 3u, bytes, header);
         EXPECT_EQ(header[bytes], 0x5a) << bytes;
         uint32_t flags = 0;
-        const bool fits = f.minor <= 3 || bytes == kRowHeaderBytes;
+        const bool fits = f.OnWire() && (f.minor <= 3 || bytes == kRowHeaderBytes);
         EXPECT_TRUE(SameParams(ReadRowHeader(header, bytes, &flags), fits ? p : RowParams{}));
         EXPECT_EQ(flags, 3u);
         // -0 and 0 are off as 1 is, for the repetition penalty only (PEN-2).

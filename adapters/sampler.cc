@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <tuple>
 
 #include "adapters/abi_conversions.h"
 #include "adapters/row_fields.h"
@@ -169,7 +170,7 @@ struct GuardedCall {
 
 bool IsRowLevel(int32_t code) {
   return (code >= SAMPCERT_STATUS_INVALID_TEMPERATURE && code <= SAMPCERT_STATUS_EMPTY_SUPPORT) ||
-         code == SAMPCERT_STATUS_INVALID_PENALTY;
+         code == SAMPCERT_STATUS_INVALID_PENALTY || code == SAMPCERT_STATUS_INVALID_LOGIT_BIAS;
 }
 
 // What SPEC section 5 and the header ask of an error report itself (INV-ERR-1), beyond its
@@ -312,12 +313,16 @@ std::vector<sampcert_row> Sampler::AbiRows(const Batch& batch) const {
     a.output_tokens = v.output_tokens;
     a.num_prompt_tokens = v.num_prompt_tokens;
     a.num_output_tokens = v.num_output_tokens;
+    a.bias_tokens = v.bias_tokens;
+    a.bias_values = v.bias_values;
+    a.num_bias = v.num_bias;
   }
   return rows;
 }
 
 std::size_t Sampler::RowStride() const {
-  return api_->abi_minor >= 5   ? SAMPCERT_ROW_STRUCT_SIZE
+  return api_->abi_minor >= 6   ? SAMPCERT_ROW_STRUCT_SIZE
+         : api_->abi_minor == 5 ? SAMPCERT_ROW_MINOR5_STRUCT_SIZE
          : api_->abi_minor == 4 ? SAMPCERT_ROW_MINOR4_STRUCT_SIZE
                                 : SAMPCERT_ROW_MINOR3_STRUCT_SIZE;
 }
@@ -338,6 +343,20 @@ Error Sampler::CheckPenalties(const Batch& batch) const {
       return Error{ErrorCode::kUnsupported,
                    fmt::format("row {}: sampler '{}' does not declare seeds", r, info_.name),
                    static_cast<int64_t>(r)};
+    }
+  }
+  // MINOR 6 (BIAS-CAP-1, MINLEN-CAP-1): a bias or a minimum length only to a sampler that reads
+  // them.
+  for (std::size_t r = 0; r < batch.rows.size(); ++r) {
+    const RowView& v = batch.rows[r];
+    for (const auto& [asked, bit, name] :
+         {std::tuple{v.HasBias(), SAMPCERT_CAP_LOGIT_BIAS, "logit-bias"},
+          std::tuple{v.min_tokens != 0, SAMPCERT_CAP_MIN_TOKENS, "min-tokens"}}) {
+      if (asked && (!info_.Has(bit) || api_->abi_minor < 6)) {
+        return Error{ErrorCode::kUnsupported,
+                     fmt::format("row {}: sampler '{}' does not declare {}", r, info_.name, name),
+                     static_cast<int64_t>(r)};
+      }
     }
   }
   return Error{};

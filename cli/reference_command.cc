@@ -79,6 +79,8 @@ bool ParseRowFile(const ReferenceRequest& req, ParsedRow* parsed, std::ostream& 
   parsed->mask = row->mask;
   parsed->prompt_tokens = row->prompt_tokens;
   parsed->output_tokens = row->output_tokens;
+  parsed->bias_tokens = row->bias_tokens;
+  parsed->bias_values = row->bias_values;
   RowView& v = parsed->view;
   v = row->view();  // then every buffer is pointed at parsed's copies, which outlive `row`
   v.logits = row->dtype == DType::kF32 ? static_cast<const void*>(parsed->bits32.data())
@@ -86,6 +88,8 @@ bool ParseRowFile(const ReferenceRequest& req, ParsedRow* parsed, std::ostream& 
   v.mask = parsed->mask.empty() ? nullptr : parsed->mask.data();
   v.prompt_tokens = parsed->prompt_tokens.empty() ? nullptr : parsed->prompt_tokens.data();
   v.output_tokens = parsed->output_tokens.empty() ? nullptr : parsed->output_tokens.data();
+  v.bias_tokens = parsed->bias_tokens.empty() ? nullptr : parsed->bias_tokens.data();
+  v.bias_values = parsed->bias_values.empty() ? nullptr : parsed->bias_values.data();
   return true;
 }
 

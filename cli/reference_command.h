@@ -36,6 +36,8 @@ struct ParsedRow {
   std::vector<uint8_t> mask;
   std::vector<int64_t> prompt_tokens;  // a row file's token history (SPEC section 16)
   std::vector<int64_t> output_tokens;
+  std::vector<int64_t> bias_tokens;  // a row file's logit bias (SPEC section 18)
+  std::vector<float> bias_values;
   RowView view;  // points into the vectors above
 };
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "properties/row_case.h"
@@ -45,6 +46,30 @@ TEST(ReferenceCommand, RowFileCarriesItsHistory) {
   ASSERT_EQ(RunReference(req, out2, err), 0) << err.str();
   EXPECT_EQ(out2.str().find("0.268941421369995"), std::string::npos) << out2.str();
   EXPECT_NE(out2.str().find("0.5"), std::string::npos) << out2.str();
+}
+
+// A row file with a logit bias (SPEC section 18): logits (2, 2, 2), token 0 biased by +1 and
+// token 2 banned (-inf, a bit pattern in the file): p0 = e / (e + 1). Without its bias file keys
+// the row is uniform over three tokens.
+TEST(ReferenceCommand, RowFileCarriesItsBias) {
+  properties::RowCase row;
+  row.bits32 = {0x40000000u, 0x40000000u, 0x40000000u};
+  row.bias_tokens = {0, 2};
+  row.bias_values = {1.0f, -std::numeric_limits<float>::infinity()};
+  const std::string path = testing::TempDir() + "/reference_bias_row.json";
+  std::ofstream(path) << properties::RowFileJson(row);
+  ReferenceRequest req;
+  req.row_file = path;
+  std::ostringstream out, err;
+  ASSERT_EQ(RunReference(req, out, err), 0) << err.str();
+  EXPECT_NE(out.str().find("0.7310585786300048"), std::string::npos) << out.str();
+  row.bias_tokens.clear();
+  row.bias_values.clear();
+  std::ofstream(path) << properties::RowFileJson(row);
+  std::ostringstream out2;
+  ASSERT_EQ(RunReference(req, out2, err), 0) << err.str();
+  EXPECT_EQ(out2.str().find("0.7310585786300048"), std::string::npos) << out2.str();
+  EXPECT_NE(out2.str().find("0.3333333333333"), std::string::npos) << out2.str();
 }
 
 TEST(ReferenceCommand, InvalidRowIsReportedWithExitOne) {

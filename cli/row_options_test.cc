@@ -90,7 +90,7 @@ TEST(RowOptions, EveryFieldHasItsFlag) {
   }
   EXPECT_EQ(RowParamFlagList(),
             "-t, --top-k, --top-p, --min-p, --row-id, --repetition-penalty, --presence-penalty, "
-            "--frequency-penalty, --row-seed and --seed-mode");
+            "--frequency-penalty, --row-seed, --seed-mode, --min-tokens and --eos-token-id");
 }
 
 TEST(RowOptions, UnsignedFieldsRefuseWhatCli11WouldWrap) {

@@ -448,6 +448,46 @@ constexpr Clause kClauses[] = {
          "the host's packing, not a sampler's output: abi_minor4_test checks it with fake "
          "plug-ins of MINOR 3, 4 and 5; exec_protocol_test and exec_sampler_test check the "
          "exec: protocol's (1.5 carries the seed; a 1.4 child declaring seeds is refused)"},
+    // --- 18. Logit bias and a minimum length ---
+    {.id = "BIAS-IN-1",
+     .promise = "a row's bias list: distinct ids in [0, V), any binary32 but NaN",
+     .evidence = "row:bias_before_temperature_V8 row:bias_inf_V8 row:bias_identity_V8"},
+    {.id = "BIAS-1",
+     .promise = "the bias is added before the penalties, temperature and truncation",
+     .evidence = "row:bias_before_temperature_V8 row:bias_before_top_k_V8 "
+                 "row:bias_before_penalty_V8"},
+    {.id = "BIAS-2.ban",
+     .promise = "a -inf bias bans a token (outside the support), a +inf logit's included",
+     .evidence = "row:bias_ban_V8 row:bias_inf_V8"},
+    {.id = "BIAS-2.pos_inf",
+     .promise = "a +inf bias makes a support token +inf (SEM-4); a -inf logit stays out",
+     .evidence = "row:bias_inf_V8"},
+    {.id = "BIAS-3",
+     .promise = "logit plus bias is the exact sum, never an overflow",
+     .evidence = "row:bias_overflow_V8"},
+    {.id = "BIAS-4",
+     .promise = "biases of +0 and -0 change nothing, bit for bit",
+     .evidence = "row:bias_identity_V8"},
+    {.id = "MINLEN-1",
+     .promise = "eos_token_id is banned while fewer than min_tokens tokens are output, not after",
+     .evidence = "row:min_tokens_ban_V8 row:min_tokens_reached_V8"},
+    {.id = "BIAS-CAP-1",
+     .promise = "a sampler declaring logit-bias reads the bias",
+     .evidence = "row:bias_before_temperature_V8 row:bias_ban_V8"},
+    {.id = "MINLEN-CAP-1",
+     .promise = "a sampler declaring min-tokens reads min_tokens and eos_token_id",
+     .evidence = "row:min_tokens_ban_V8"},
+    {.id = "BIAS-ABI-1",
+     .promise = "MINOR 6 rows carry the bias; a MINOR 5 plug-in gets the MINOR 5 layout",
+     .not_exercised =
+         "the host's packing, not a sampler's output: abi_minor4_test checks it with fake "
+         "plug-ins of MINOR 5 and 6; exec_sampler_test checks that an exec: child declaring "
+         "logit-bias or min-tokens is refused (no protocol carries them yet)"},
+    {.id = "INV-9",
+     .promise = "an invalid bias or minimum-length id is InvalidLogitBias",
+     .not_exercised =
+         "no planned or generated row carries an invalid bias (the generated rows carry none); "
+         "bias_plan_test checks INV-9 on the reference and stable_cpu"},
 };
 
 constexpr std::string_view kSuiteOwn[] = {

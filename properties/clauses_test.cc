@@ -24,8 +24,8 @@ constexpr uint32_t kEverything = 0xffffffffu;  // every capability bit
 std::set<std::string> PlannedRows() {
   std::set<std::string> names;
   for (const DType d : kDTypes) {
-    for (auto* rows :
-         {DistributionRows, TailRows, PrecisionProbeRows, IndependenceRows, PenaltyRows}) {
+    for (auto* rows : {DistributionRows, TailRows, PrecisionProbeRows, IndependenceRows,
+                       PenaltyRows, BiasRows}) {
       for (const auto& [name, row] : rows(d, kEverything)) names.insert(name);
     }
   }

@@ -37,6 +37,7 @@ enum class ItemKind : uint8_t {
   kVerify,          // VER-1..VER-7, VER-INV-1: a speculative-decoding verifier's planned chains
   kIndependence,    // INDEP-1: pairs of draws (one stream, calls, row ids, seeds) are independent
   kPenalties,       // PEN-1..PEN-4, PEN-POL-1: planned rows with a token history and penalties
+  kLogitBias,       // BIAS-1..BIAS-4, MINLEN-1: planned rows with a logit bias or a minimum length
 };
 
 struct Profile;
@@ -149,6 +150,13 @@ std::vector<std::pair<std::string, RowCase>> PenaltyRows(DType dtype, uint32_t c
 std::string_view PenaltyProperty(const RowCase& row);
 std::vector<results::TestResult> RunPenalty(const ItemRun& run);
 
+// Logit bias (bias_rows.cc): planned rows with a logit bias or a minimum length, for samplers
+// declaring `logit-bias` or `min-tokens` (SPEC section 18): probabilities and draws against the
+// reference, and the identities of BIAS-4 and MINLEN-1 bit for bit. Filed by content.
+std::vector<std::pair<std::string, RowCase>> BiasRows(DType dtype, uint32_t capabilities);
+std::string_view BiasProperty(const RowCase& row);
+std::vector<results::TestResult> RunLogitBias(const ItemRun& run);
+
 // Deviation (deviation.cc): DEV-1, a declared greedy threshold reported with its size.
 bool DeviationApplies(const adapters::SamplerInfo& info);
 std::vector<results::TestResult> RunDeviation(const ItemRun& run);
@@ -221,6 +229,13 @@ inline constexpr PropertyLine kPenaltyProperties[] = {
     {"PEN-4", "penalties off with a history: bit for bit the row without it"},
     {"PEN-POL-1", "each rule sees the history its declaration names (prompt-only tokens)"},
 };
+inline constexpr PropertyLine kBiasProperties[] = {
+    {"BIAS-1", "the bias is added before the penalties, temperature and truncation"},
+    {"BIAS-2", "a -inf bias bans a token, a +inf bias makes it win; -inf logits stay out"},
+    {"BIAS-3", "logit plus bias is the exact sum, never an overflow"},
+    {"BIAS-4", "biases of +-0 change nothing: bit for bit the row without them"},
+    {"MINLEN-1", "the end-of-sequence id is banned while the output is shorter than min_tokens"},
+};
 inline constexpr PropertyLine kDeviationProperties[] = {
     {"DEV-1", "a declared greedy threshold is reported as a Warning with its size"},
 };
@@ -236,8 +251,8 @@ inline constexpr PropertyLine kVerifyProperties[] = {
     {"VER-INV-1", "an invalid chain returns the right error, naming the chain"},
 };
 
-inline const std::array<Family, 8>& FamilyTable() {
-  static const std::array<Family, 8> table = {{
+inline const std::array<Family, 9>& FamilyTable() {
+  static const std::array<Family, 9> table = {{
       {ItemKind::kGeneratedRows, "deterministic", Placement::kPerDtype, true, false, "ALL",
        kGeneratedRowsProperties, nullptr, nullptr, GeneratedRowsApply, PlanGeneratedRows,
        RunGeneratedRows, GeneratedRowKeys},
@@ -264,6 +279,9 @@ inline const std::array<Family, 8>& FamilyTable() {
        PlanIndependence, RunIndependence, PlannedRowKeys},
       {ItemKind::kPenalties, "penalties", Placement::kPerPlannedRow, true, true, "penalties",
        kPenaltyProperties, PenaltyRows, PenaltyProperty, nullptr, PlanDistribution, RunPenalty,
+       PlannedRowKeys},
+      {ItemKind::kLogitBias, "logit_bias", Placement::kPerPlannedRow, true, true, "logit_bias",
+       kBiasProperties, BiasRows, BiasProperty, nullptr, PlanDistribution, RunLogitBias,
        PlannedRowKeys},
       {ItemKind::kDeviation, "deviation", Placement::kOncePerPlan, false, false, "deviation",
        kDeviationProperties, nullptr, nullptr, DeviationApplies, nullptr, RunDeviation,

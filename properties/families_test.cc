@@ -15,10 +15,10 @@
 namespace sampcert::properties {
 namespace {
 
-constexpr ItemKind kAllKinds[] = {ItemKind::kGeneratedRows, ItemKind::kDistribution,
-                                  ItemKind::kTail,          ItemKind::kPrecisionProbe,
-                                  ItemKind::kDeviation,     ItemKind::kVerify,
-                                  ItemKind::kIndependence,  ItemKind::kPenalties};
+constexpr ItemKind kAllKinds[] = {
+    ItemKind::kGeneratedRows,  ItemKind::kDistribution, ItemKind::kTail,
+    ItemKind::kPrecisionProbe, ItemKind::kDeviation,    ItemKind::kVerify,
+    ItemKind::kIndependence,   ItemKind::kPenalties,    ItemKind::kLogitBias};
 
 TEST(Families, EveryKindHasExactlyOneRow) {
   EXPECT_EQ(FamilyTable().size(), std::size(kAllKinds));

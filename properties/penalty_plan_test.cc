@@ -18,48 +18,17 @@
 #include "registry/open_sampler.h"
 #include "sampcert/reference_distribution.h"
 #include "tests/mutants/penalty_mutants.h"
+#include "tests/support/family_items.h"
 
 namespace sampcert::properties {
 namespace {
 
 using results::Status;
 
-struct PenaltyRun {
-  int items = 0;
-  int passed = 0;
-  std::string first_failure;  // "" when no item failed
-  double seconds = 0;
-};
+using PenaltyRun = testing_support::FamilyRun;
 
-// The penalty items of the sampler's quick plan at `seed`, each run as a worker runs it.
 PenaltyRun RunPenaltyItems(adapters::Sampler& sampler, const std::string& arg, uint64_t seed) {
-  const auto start = std::chrono::steady_clock::now();
-  // The mutants share one declaration: their plans are made once per (declaration, seed).
-  static std::map<std::tuple<std::string, uint32_t, uint64_t>, Plan> plans;
-  const adapters::SamplerInfo& info = sampler.info();
-  auto [at, made] = plans.try_emplace({info.name, info.capabilities, seed});
-  if (made) {
-    Profile quick;
-    EXPECT_TRUE(ProfileByName("quick", &quick));
-    at->second = MakePlan(quick, info, seed);
-  }
-  const Plan& plan = at->second;
-  PenaltyRun out;
-  for (const PlanItem& item : plan.items) {
-    if (item.kind != ItemKind::kPenalties) continue;
-    ++out.items;
-    for (const results::TestResult& r : RunItem(sampler, arg, plan, item, -1)) {
-      if (r.status == Status::kPass) {
-        ++out.passed;
-      } else if (out.first_failure.empty()) {
-        out.first_failure =
-            fmt::format("{} {} on {}: {} {}", r.property, r.dtype, r.family,
-                        results::StatusName(r.status), r.failure ? r.failure->message : r.note);
-      }
-    }
-  }
-  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return out;
+  return testing_support::RunFamilyItems(sampler, arg, seed, ItemKind::kPenalties);
 }
 
 std::unique_ptr<adapters::Sampler> OpenMutant(mutants::PenaltyMutant m) {

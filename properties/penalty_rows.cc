@@ -13,8 +13,7 @@
 #include "adapters/declarations.h"
 #include "properties/families.h"
 #include "properties/plan.h"
-#include "properties/probability_check.h"
-#include "properties/sequential_rule.h"
+#include "properties/rewritten_row.h"
 #include "sampcert/reference_distribution.h"
 #include "sampcert/sampler_abi.h"
 #include "sampcert/tolerance.h"
@@ -25,8 +24,6 @@ namespace {
 using results::TestResult;
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
-// The identity row's draws compared with the same row's without a history (PEN-4).
-constexpr uint64_t kIdentityDraws = 1024;
 
 RowCase WithHistory(RowCase r, std::vector<int64_t> prompt, std::vector<int64_t> output,
                     float repetition, float presence, float frequency) {
@@ -129,68 +126,19 @@ std::string_view PenaltyProperty(const RowCase& row) {
 
 std::vector<TestResult> RunPenalty(const ItemRun& ctx) {
   const RowCase& row = *ctx.row;
-  const adapters::SamplerInfo& info = ctx.sampler.info();
-  const Expected<ReferenceDistribution> ref = ComputeReference(row.view(), info.policies);
-  TestResult r = ctx.base;
-  RowCase bare = row;  // the same row without its history
-  bare.prompt_tokens.clear();
-  bare.output_tokens.clear();
-  std::string note;
-  if (info.Has(SAMPCERT_CAP_PROBABILITIES)) {
-    auto p = ctx.sampler.Probabilities(OneRow(row));
-    if (!p.ok()) {
-      FailItem(r, "probabilities of a row with a token history: " + p.error().message, ctx);
-      return {r};
-    }
-    const ProbabilityCheck c = CheckProbabilities(*ref, *p, AccuracyFor(info.policies.accuracy));
-    if (!c.ok) {
-      FailItem(r,
-               fmt::format("{} on the row's token history: {} (the reference applies the "
-                           "penalties of SPEC section 16 under the declared histories)",
-                           c.property, c.failure),
-               ctx);
-      return {r};
-    }
-    note = fmt::format(
-        "Probabilities for the history within the {} class (worst {:.3g} of the allowed "
-        "error, token {}). ",
-        adapters::NameOrThrow(info.policies.accuracy), c.worst_ratio, c.worst_token);
-    if (!row.view().HasPenalties()) {
-      auto plain = ctx.sampler.Probabilities(OneRow(bare));
-      if (!plain.ok() || *plain != *p) {
-        FailItem(r,
-                 plain.ok()
-                     ? "PEN-4: penalties off, yet the probabilities with the history differ "
-                       "from those without it (bit for bit)"
-                     : "probabilities of the row without its history: " + plain.error().message,
-                 ctx);
-        return {r};
-      }
-    }
+  Rewrite rewrite{.what = "token history",
+                  .reference =
+                      "the reference applies the penalties of SPEC section 16 under the "
+                      "declared histories",
+                  .bare = std::nullopt,
+                  .identity_clause = "PEN-4",
+                  .identity_what = "penalties off"};
+  if (!row.view().HasPenalties()) {  // PEN-4: the same row without its history
+    rewrite.bare = row;
+    rewrite.bare->prompt_tokens.clear();
+    rewrite.bare->output_tokens.clear();
   }
-  // Draws repeat under one seed only for a sampler that declares determinism (POL-6).
-  if (!row.view().HasPenalties() && info.policies.determinism != Determinism::kNone) {
-    auto with = ctx.sampler.Sample(OneRow(row), ctx.item.seed, 0, kIdentityDraws);
-    auto without = ctx.sampler.Sample(OneRow(bare), ctx.item.seed, 0, kIdentityDraws);
-    if (!with.ok() || !without.ok()) {
-      FailItem(r, "draws: " + (with.ok() ? without : with).error().message, ctx);
-      return {r};
-    }
-    if (*with != *without) {
-      std::size_t j = 0;
-      while ((*with)[j] == (*without)[j]) ++j;
-      FailItem(r,
-               fmt::format("PEN-4: penalties off, yet draw {} under seed {} is token {} with the "
-                           "history and {} without it",
-                           j, ctx.item.seed, (*with)[j], (*without)[j]),
-               ctx);
-      return {r};
-    }
-    note += fmt::format("The first {} draws equal those without the history. ", kIdentityDraws);
-  }
-  std::vector<TestResult> out = RunDistribution(ctx);
-  for (TestResult& t : out) t.note = note + t.note;
-  return out;
+  return RunRewrittenRow(ctx, rewrite);
 }
 
 }  // namespace sampcert::properties

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <set>
 
@@ -241,7 +242,9 @@ TEST(Plan, CappedTestIsInconclusiveNeverPass) {
 // mask bytes 1..255 were, when the penalty rows (penalty_rows.cc) were, with their
 // histories and penalties, and when pen_overflow_V8 joined them. It changed with the Describe
 // text alone (the rows' bits and histories did not) when the penalties became row-table fields:
-// they are printed by RowParamsText, where they are not at their defaults.
+// they are printed by RowParamsText, where they are not at their defaults. It changed when the
+// logit-bias rows (bias_rows.cc) joined, with their biases and minimum lengths; the other rows
+// and the design did not change.
 TEST(Plan, GeneratedAndPlannedRowsArePinned) {
   uint64_t h = 0;
   for (DType d : {DType::kF32, DType::kF16, DType::kBF16}) {
@@ -261,6 +264,12 @@ TEST(Plan, GeneratedAndPlannedRowsArePinned) {
       for (int64_t t : r.prompt_tokens) h = Mix(h, static_cast<uint64_t>(t));
       for (int64_t t : r.output_tokens) h = Mix(h, static_cast<uint64_t>(t) + (1ULL << 32));
       if (r.HasHistory()) h = Mix(h, FixedHash(Describe(r)));
+      // The logit-bias rows' biases (bit patterns) and minimum lengths (in Describe).
+      for (std::size_t j = 0; j < r.bias_tokens.size(); ++j) {
+        h = Mix(h, static_cast<uint64_t>(r.bias_tokens[j]));
+        h = Mix(h, std::bit_cast<uint32_t>(r.bias_values[j]));
+      }
+      if (!r.bias_tokens.empty() || r.min_tokens != 0) h = Mix(h, FixedHash(Describe(r)));
     }
     adapters::SamplerInfo all;
     all.capabilities = 0xffffffffu;
@@ -274,7 +283,7 @@ TEST(Plan, GeneratedAndPlannedRowsArePinned) {
       for (uint8_t b : r.mask) h = Mix(h, b);
     }
   }
-  EXPECT_EQ(h, 13380825357099375161u) << "row digest " << h;
+  EXPECT_EQ(h, 13225381296188752267u) << "row digest " << h;
 }
 
 // Issue 9: the boundary rows put a may-keep token in front of DIST-2 under each built-in's

@@ -29,6 +29,9 @@ RowView RowCase::view() const {
   v.num_prompt_tokens = prompt_tokens.size();
   v.output_tokens = output_tokens.empty() ? nullptr : output_tokens.data();
   v.num_output_tokens = output_tokens.size();
+  v.bias_tokens = bias_tokens.empty() ? nullptr : bias_tokens.data();
+  v.bias_values = bias_values.empty() ? nullptr : bias_values.data();
+  v.num_bias = std::min(bias_tokens.size(), bias_values.size());
   return v;
 }
 
@@ -67,9 +70,14 @@ std::string Describe(const RowCase& row) {
     history = fmt::format(" prompt=[{}] output=[{}]", fmt::join(row.prompt_tokens, ","),
                           fmt::join(row.output_tokens, ","));
   }
-  return fmt::format("{} V={} {}{} {}{} logits=[{}] ({})", DTypeName(row.dtype), row.vocab(),
+  std::string bias;
+  for (std::size_t j = 0; j < row.bias_tokens.size() && j < row.bias_values.size(); ++j) {
+    bias += fmt::format("{}{}:{}", j ? "," : " bias={", row.bias_tokens[j], row.bias_values[j]);
+    if (j + 1 == row.bias_tokens.size()) bias += "}";
+  }
+  return fmt::format("{} V={} {}{} {}{}{} logits=[{}] ({})", DTypeName(row.dtype), row.vocab(),
                      adapters::RowParamsText(row, false), masked,
-                     adapters::RowParamsText(row, true), history, logits, row.family);
+                     adapters::RowParamsText(row, true), history, bias, logits, row.family);
 }
 
 std::string RowFileJson(const RowCase& row) {
@@ -87,6 +95,12 @@ std::string RowFileJson(const RowCase& row) {
   if (!row.mask.empty()) j["mask"] = row.mask;
   if (!row.prompt_tokens.empty()) j["prompt_tokens"] = row.prompt_tokens;
   if (!row.output_tokens.empty()) j["output_tokens"] = row.output_tokens;
+  if (!row.bias_tokens.empty()) {
+    j["bias_tokens"] = row.bias_tokens;
+    std::vector<uint32_t> bits;
+    for (float b : row.bias_values) bits.push_back(std::bit_cast<uint32_t>(b));
+    j["bias_bits"] = bits;
+  }
   return j.dump();
 }
 
@@ -97,8 +111,9 @@ using nlohmann::json;
 // The fields a row file has besides the row's parameters (adapters/row_fields.h), which
 // RowFileJson writes all but "mask" when there is none and the history's lists when they are
 // empty; any other key is refused, so a misspelt field is never silently absent.
-constexpr const char* kRowFileKeys[] = {"format",     "dtype", "vocab",         "family",
-                                        "logit_bits", "mask",  "prompt_tokens", "output_tokens"};
+constexpr const char* kRowFileKeys[] = {"format",      "dtype",    "vocab",         "family",
+                                        "logit_bits",  "mask",     "prompt_tokens", "output_tokens",
+                                        "bias_tokens", "bias_bits"};
 
 Error Bad(std::string why) { return Error{ErrorCode::kInvalidArgument, "row file: " + why}; }
 
@@ -147,11 +162,12 @@ std::optional<Error> ReadLogits(const json& j, RowCase* row) {
 
 std::optional<Error> ReadMask(const json& j, RowCase* row) {
   if (!j.contains("mask")) return std::nullopt;
-  if (!j["mask"].is_array()) return Bad("mask must be an array of 0 and 1");
+  // IN-3: a byte per token, 0 masked and any other value allowed (planned rows use 1..255).
+  if (!j["mask"].is_array()) return Bad("mask must be an array of bytes (0 masked, else allowed)");
   std::size_t i = 0;
   for (const json& m : j["mask"]) {
     uint64_t v = 0;
-    if (auto e = ReadUnsigned(m, fmt::format("mask[{}]", i++), 1, &v)) return e;
+    if (auto e = ReadUnsigned(m, fmt::format("mask[{}]", i++), UINT8_MAX, &v)) return e;
     row->mask.push_back(static_cast<uint8_t>(v));
   }
   if (row->mask.size() != row->vocab()) {
@@ -174,6 +190,29 @@ std::optional<Error> ReadTokens(const json& j, const char* name, std::vector<int
     }
     out->push_back(*v);
     ++i;
+  }
+  return std::nullopt;
+}
+
+// The logit bias (SPEC section 18): the ids, and the biases as fp32 bit patterns (the bits
+// decide, as the row's other floats; +-inf has no JSON number). Whether each id is valid and
+// distinct, and each bias not NaN, is the row's validation (INV-9).
+std::optional<Error> ReadBias(const json& j, RowCase* row) {
+  if (j.contains("bias_tokens") != j.contains("bias_bits")) {
+    return Bad("bias_tokens and bias_bits go together");
+  }
+  if (!j.contains("bias_tokens")) return std::nullopt;
+  if (auto e = ReadTokens(j, "bias_tokens", &row->bias_tokens)) return e;
+  if (!j["bias_bits"].is_array()) return Bad("bias_bits must be an array of fp32 bit patterns");
+  std::size_t i = 0;
+  for (const json& b : j["bias_bits"]) {
+    uint64_t v = 0;
+    if (auto e = ReadUnsigned(b, fmt::format("bias_bits[{}]", i++), UINT32_MAX, &v)) return e;
+    row->bias_values.push_back(std::bit_cast<float>(static_cast<uint32_t>(v)));
+  }
+  if (row->bias_values.size() != row->bias_tokens.size()) {
+    return Bad(fmt::format("bias_tokens has {} entries and bias_bits {}", row->bias_tokens.size(),
+                           row->bias_values.size()));
   }
   return std::nullopt;
 }
@@ -221,6 +260,7 @@ Expected<RowCase> RowCaseFromRowFile(const std::string& text) {
   if (auto e = ReadMask(j, &row)) return *e;
   if (auto e = ReadTokens(j, "prompt_tokens", &row.prompt_tokens)) return *e;
   if (auto e = ReadTokens(j, "output_tokens", &row.output_tokens)) return *e;
+  if (auto e = ReadBias(j, &row)) return *e;
   if (auto e = adapters::RowParamsFromRowFile(j, &row)) return *e;
   return row;
 }

@@ -24,6 +24,10 @@ struct RowCase : RowParams {
   // among RowParams read: planned penalty rows and sequences carry it, generated rows do not.
   std::vector<int64_t> prompt_tokens;
   std::vector<int64_t> output_tokens;
+  // The logit bias (SPEC section 18; RowView's lists of the same names): planned bias rows carry
+  // it, generated rows do not.
+  std::vector<int64_t> bias_tokens;
+  std::vector<float> bias_values;
 
   bool HasHistory() const { return !prompt_tokens.empty() || !output_tokens.empty(); }
   std::size_t vocab() const { return dtype == DType::kF32 ? bits32.size() : bits16.size(); }
@@ -41,7 +45,9 @@ std::string Describe(const RowCase& row);
 // Row files (SPEC section 11): a row's complete input as JSON, bit-exact. The logits are their
 // dtype's bit patterns; temperature, top_p and min_p are given as fp32 bit patterns with their
 // decimal value beside them (the bits decide; a decimal that disagrees is an error). A row with a
-// token history has its lists under "prompt_tokens" and "output_tokens" (SPEC section 11).
+// token history has its lists under "prompt_tokens" and "output_tokens", one with a logit bias
+// its ids under "bias_tokens" and the biases' fp32 bit patterns under "bias_bits" (SPEC
+// section 11).
 inline constexpr const char* kRowFileFormat = "sampcert-row/1";
 std::string RowFileJson(const RowCase& row);
 // Parses a row file's text, with an error that names the field on anything malformed.

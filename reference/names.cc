@@ -28,6 +28,7 @@ std::string_view ErrorCodeName(ErrorCode code) {
     case ErrorCode::kOutOfMemory: return "OutOfMemory";
     case ErrorCode::kInvalidDraft: return "InvalidDraft";
     case ErrorCode::kInvalidPenalty: return "InvalidPenalty";
+    case ErrorCode::kInvalidLogitBias: return "InvalidLogitBias";
   }
   return "Unknown";
 }

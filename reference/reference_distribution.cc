@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "reference/compensated_sum.h"
+#include "sampcert/logit_bias.h"
 #include "sampcert/penalties.h"
 #include "sampcert/row_validation.h"
 #include "sampcert/tolerance.h"
@@ -289,15 +290,17 @@ Expected<ReferenceDistribution> ComputeReference(const RowView& row, const Polic
 
   const std::size_t vocab = row.vocab;
   std::vector<ld> x = DecodeRow(row);
+  ApplyLogitBias(row, x);       // BIAS-1: the bias first, then the penalties
   ApplyPenalties(row, pol, x);  // PEN-1: the penalized logits replace x everywhere below
+  const std::vector<uint8_t> banned = BannedTokens(row);  // BIAS-2, MINLEN-1
 
   // --- Support (SEM-1). ---
   ReferenceDistribution d;
   d.vocab = vocab;
   std::vector<uint8_t> support(vocab, 0);
   for (std::size_t i = 0; i < vocab; ++i) {
-    if (row.mask != nullptr && row.mask[i] == 0) continue;
-    if (std::isnan(x[i])) continue;  // NaN-as-masked (an error under kError: validated)
+    if (!Allowed(row, banned, i)) continue;  // masked, or banned (a -inf bias, MINLEN-1)
+    if (std::isnan(x[i])) continue;          // NaN-as-masked (an error under kError: validated)
     if (x[i] == -kInf) continue;
     support[i] = 1;
     ++d.support_size;

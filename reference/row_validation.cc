@@ -9,6 +9,7 @@
 // The row's table is header-only data (adapters/row_fields.h), read here so that each field's
 // range is written once.
 #include "adapters/row_fields.h"
+#include "sampcert/logit_bias.h"
 #include "sampcert/reference_distribution.h"
 
 namespace sampcert {
@@ -71,15 +72,21 @@ Error ValidateRowParameters(const RowView& row, const Policies& pol, std::size_t
     return RowError(row_index, f.invalid,
                     fmt::format("{} is {} ({})", f.name, value, f.requirement));
   }
-  return ValidateHistory(row, row_index);
+  if (Error e = ValidateHistory(row, row_index); e.code != ErrorCode::kOk) return e;
+  return ValidateLogitBias(row, row_index);  // INV-9, after INV-8
 }
 
 Error ValidateRow(const RowView& row, const Policies& pol, std::size_t row_index) {
   if (Error e = ValidateRowParameters(row, pol, row_index); e.code != ErrorCode::kOk) return e;
-  std::size_t masked = 0, neg_inf = 0, nan_masked = 0, support = 0;
+  std::size_t masked = 0, banned = 0, neg_inf = 0, nan_masked = 0, support = 0;
+  const std::vector<uint8_t> bans = BannedTokens(row);  // BIAS-2, MINLEN-1: banned as if masked
   for (std::size_t i = 0; i < row.vocab; ++i) {
     if (row.mask != nullptr && row.mask[i] == 0) {
       ++masked;
+      continue;
+    }
+    if (!bans.empty() && bans[i] != 0) {
+      ++banned;
       continue;
     }
     const long double x = DecodeLogit(row.dtype, row.logits, i);
@@ -97,9 +104,14 @@ Error ValidateRow(const RowView& row, const Policies& pol, std::size_t row_index
   }
   if (support == 0) {
     return RowError(row_index, ErrorCode::kEmptySupport,
-                    fmt::format("empty support: of {} tokens, {} masked, {} -inf, {} NaN "
-                                "treated as masked",
-                                row.vocab, masked, neg_inf, nan_masked));
+                    banned == 0
+                        ? fmt::format("empty support: of {} tokens, {} masked, {} -inf, {} NaN "
+                                      "treated as masked",
+                                      row.vocab, masked, neg_inf, nan_masked)
+                        : fmt::format("empty support: of {} tokens, {} masked, {} banned (a -inf "
+                                      "bias or the minimum length), {} -inf, {} NaN treated as "
+                                      "masked",
+                                      row.vocab, masked, banned, neg_inf, nan_masked));
   }
   return Error{};
 }

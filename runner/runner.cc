@@ -471,7 +471,7 @@ SampleOutcome SampleOutcomeOf(const Worker& w, const WorkerEnd& e, const std::st
     if (j.contains("error")) {
       const int code = j.at("error").at("code").get<int>();
       if (code < static_cast<int>(ErrorCode::kInvalidTemperature) ||
-          code > static_cast<int>(ErrorCode::kInvalidPenalty)) {
+          code > static_cast<int>(ErrorCode::kInvalidLogitBias)) {
         throw std::runtime_error("error code");
       }
       out = broken(Status::kFail, j.at("error").at("message").get<std::string>());

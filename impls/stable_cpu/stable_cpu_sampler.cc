@@ -87,14 +87,17 @@ Error StableCpuSampler::Prepare(const sampcert_batch& batch, std::size_t r) {
   if (Error e = ValidateRowParameters(row, policies, r); e.code != ErrorCode::kOk) return e;
   const std::size_t v = row.vocab;
 
-  // 1. f32 logits, masked tokens at -inf. In place when the input is f32 without a mask.
+  // 1. f32 logits, masked and banned tokens (a -inf bias, the minimum length's id: BIAS-2,
+  //    MINLEN-1) at -inf. In place when the input is f32 without a mask or a ban.
   // 2. The maximum, in the widening pass where there is one. A NaN (in an allowed place: masked
   //    ones are -inf by now) or an empty support sends the row to the reference validator for
   //    the exact error message.
   const float* x = static_cast<const float*>(row.logits);
   bool has_nan = false;
   float m = 0.0f;
-  if (row.dtype != DType::kF32 || row.mask != nullptr) {
+  const bool eos_banned = row.EosBanned(row.num_output_tokens);
+  const bool copy = row.mask != nullptr || row.HasBias() || eos_banned;
+  if (row.dtype != DType::kF32 || copy) {
     x_.resize(v);
     switch (row.dtype) {
       case DType::kF16: m = kernels::WidenF16(row.logits, v, x_.data(), &has_nan); break;
@@ -106,14 +109,24 @@ Error StableCpuSampler::Prepare(const sampcert_batch& batch, std::size_t r) {
   if (row.mask != nullptr) {
     for (std::size_t i = 0; i < v; ++i) x_[i] = row.mask[i] != 0 ? x_[i] : -kInf;
   }
-  if (row.dtype == DType::kF32 || row.mask != nullptr) m = kernels::MaxAndNan(x, v, &has_nan);
+  for (std::size_t j = 0; j < row.num_bias; ++j) {  // ids valid and distinct (INV-9 checked)
+    if (row.bias_values[j] == -kInf) x_[static_cast<std::size_t>(row.bias_tokens[j])] = -kInf;
+  }
+  if (eos_banned) x_[static_cast<std::size_t>(row.eos_token_id)] = -kInf;
+  if (row.dtype == DType::kF32 || copy) m = kernels::MaxAndNan(x, v, &has_nan);
   if (has_nan || m == -kInf) {
     Error e = ValidateRow(row, policies, r);
     if (e.code == ErrorCode::kOk) e = Error{ErrorCode::kInternal, "unexpected valid row"};
     return e;
   }
 
-  if (row.HasPenalties()) {
+  // A finite or +inf bias moves a logit (BIAS-1); +-0 biases take the path of the row without
+  // them, so that they change nothing bit for bit (BIAS-4), and bans are -inf already.
+  bool moves = false;
+  for (std::size_t j = 0; j < row.num_bias; ++j) {
+    moves = moves || (row.bias_values[j] != 0.0f && row.bias_values[j] != -kInf);
+  }
+  if (row.HasPenalties() || moves) {
     PreparePenalized(row, x);
     return Error{};
   }
@@ -159,6 +172,12 @@ Error StableCpuSampler::Prepare(const sampcert_batch& batch, std::size_t r) {
 void StableCpuSampler::PreparePenalized(const RowView& row, const float* x) {
   const std::size_t v = row.vocab;
   xd_.assign(x, x + v);
+  // BIAS-1: the bias first, in double (a sum of two binary32 values never overflows there); a
+  // +inf bias makes a finite logit +inf, and infinities (the -inf biases among them) stay.
+  for (std::size_t j = 0; j < row.num_bias; ++j) {
+    double& xi = xd_[static_cast<std::size_t>(row.bias_tokens[j])];
+    if (std::isfinite(xi)) xi += static_cast<double>(row.bias_values[j]);
+  }
   Penalize(row, DeclaredPolicies(), xd_);
   double m = -std::numeric_limits<double>::infinity();
   for (double e : xd_) m = std::max(m, e);  // no NaN here: the row was validated
@@ -317,7 +336,8 @@ Error StableCpuSampler::ChainTargets(const sampcert_chain_batch& batch, VerifyTa
   // A row's identity: its buffers and parameters, the history's included (SPEC section 16).
   using Key =
       std::tuple<int32_t, const void*, const uint8_t*, uint32_t, uint32_t, uint32_t, int64_t,
-                 const int64_t*, const int64_t*, uint64_t, uint64_t, uint32_t, uint32_t, uint32_t>;
+                 const int64_t*, const int64_t*, uint64_t, uint64_t, uint32_t, uint32_t, uint32_t,
+                 const int64_t*, const float*, uint64_t, int64_t, int64_t>;
   std::map<Key, const Target*> memo;
   // Per position, the key of the previous chain's row there (targets, then drafts).
   std::vector<Key> last_keys;
@@ -338,7 +358,12 @@ Error StableCpuSampler::ChainTargets(const sampcert_chain_batch& batch, VerifyTa
                   row.num_output_tokens,
                   std::bit_cast<uint32_t>(row.repetition_penalty),
                   std::bit_cast<uint32_t>(row.presence_penalty),
-                  std::bit_cast<uint32_t>(row.frequency_penalty)};
+                  std::bit_cast<uint32_t>(row.frequency_penalty),
+                  row.bias_tokens,
+                  row.bias_values,
+                  row.num_bias,
+                  row.min_tokens,
+                  row.eos_token_id};
     if (last_keys.size() <= slot) {
       last_keys.resize(slot + 1);
       last_rows.resize(slot + 1, nullptr);

@@ -32,7 +32,7 @@ class StableCpuSampler {
       SAMPCERT_CAP_TOP_K | SAMPCERT_CAP_TOP_P | SAMPCERT_CAP_MIN_P | SAMPCERT_CAP_TEMPERATURE_ZERO |
       SAMPCERT_CAP_PROBABILITIES | SAMPCERT_CAP_BATCH | SAMPCERT_CAP_VERIFY |
       SAMPCERT_CAP_VERIFY_DRAFT_LOGITS | SAMPCERT_CAP_VERIFY_ACCEPTANCE | SAMPCERT_CAP_PENALTIES |
-      SAMPCERT_CAP_SEEDS;
+      SAMPCERT_CAP_SEEDS | SAMPCERT_CAP_LOGIT_BIAS | SAMPCERT_CAP_MIN_TOKENS;
   static constexpr std::size_t kBlock = 256;  // elements per block sum
   static void Describe(sampcert_sampler_info* info);
   static Policies DeclaredPolicies();

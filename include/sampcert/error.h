@@ -28,8 +28,9 @@ enum class ErrorCode : int32_t {
   kUnsupported = 11,       // a capability the sampler did not declare
   kVersionMismatch = 12,   // plug-in built for another ABI MAJOR
   kOutOfMemory = 13,
-  kInvalidDraft = 14,    // a verify call's draft is no distribution (SPEC VER-INV-1)
-  kInvalidPenalty = 15,  // a penalty parameter or history id out of range (SPEC INV-8)
+  kInvalidDraft = 14,      // a verify call's draft is no distribution (SPEC VER-INV-1)
+  kInvalidPenalty = 15,    // a penalty parameter or history id out of range (SPEC INV-8)
+  kInvalidLogitBias = 16,  // a NaN bias, a bias id out of range or repeated (SPEC INV-9)
 };
 
 std::string_view ErrorCodeName(ErrorCode code);

@@ -32,6 +32,13 @@ struct RowParams {
   float frequency_penalty = 0.0f;   // PEN-3 alpha: finite; 0 = off
   uint64_t seed = 0;                // the row's own seed, read when seed_mode is kSeedOwn (SEED-1)
   int64_t seed_mode = 0;            // what keys the draws: kSeedCall, kSeedOwn or kSeedUnseeded
+  int64_t min_tokens = 0;           // MINLEN-1: eos_token_id banned while fewer outputs; 0 = off
+  int64_t eos_token_id = 0;         // MINLEN-1: the id a minimum length bans, in [0, vocab)
+
+  // True when the minimum length bans eos_token_id on a row with `outputs` tokens so far.
+  bool EosBanned(std::size_t outputs) const {
+    return min_tokens > 0 && static_cast<uint64_t>(outputs) < static_cast<uint64_t>(min_tokens);
+  }
 
   // True when some penalty is on (PEN-4: otherwise the history changes nothing).
   bool HasPenalties() const {
@@ -64,6 +71,14 @@ struct RowView : RowParams {
   std::size_t num_prompt_tokens = 0;
   const int64_t* output_tokens = nullptr;  // PEN-IN-1: the tokens generated so far, in order
   std::size_t num_output_tokens = 0;
+  // The logit bias (SPEC section 18, BIAS-IN-1): num_bias distinct ids in [0, vocab) and their
+  // biases (never NaN; -inf bans the token). The caller owns both lists.
+  const int64_t* bias_tokens = nullptr;
+  const float* bias_values = nullptr;
+  std::size_t num_bias = 0;
+
+  // True when the row asks for something of section 18: a bias, or a ban by its minimum length.
+  bool HasBias() const { return num_bias > 0; }
 };
 
 }  // namespace sampcert

@@ -65,7 +65,13 @@ extern "C" {
  * generator. A host passes a MINOR 4 plug-in its rows at the MINOR 4 layout (104 bytes), and a
  * row with seed_mode != 0 to a plug-in of MINOR < 5 or without SAMPCERT_CAP_SEEDS is
  * SAMPCERT_STATUS_UNSUPPORTED at the host. */
-#define SAMPCERT_ABI_VERSION_MINOR 5u
+/* MINOR 6 appended to sampcert_row: a logit bias per token (bias_tokens, bias_values, num_bias;
+ * SPEC section 18) with SAMPCERT_CAP_LOGIT_BIAS, a minimum length that bans one id (min_tokens,
+ * eos_token_id) with SAMPCERT_CAP_MIN_TOKENS, and SAMPCERT_STATUS_INVALID_LOGIT_BIAS. A host
+ * passes a MINOR 5 plug-in its rows at the MINOR 5 layout (120 bytes), and a row with a bias or
+ * a minimum length to a plug-in of MINOR < 6 or without the capability is
+ * SAMPCERT_STATUS_UNSUPPORTED at the host. */
+#define SAMPCERT_ABI_VERSION_MINOR 6u
 
 #if defined(_WIN32)
 #define SAMPCERT_EXPORT __declspec(dllexport)
@@ -90,6 +96,8 @@ extern "C" {
 #define SAMPCERT_STATUS_OUT_OF_MEMORY 13
 #define SAMPCERT_STATUS_INVALID_DRAFT 14   /* MINOR 2, VER-INV-1: a draft that is no distribution */
 #define SAMPCERT_STATUS_INVALID_PENALTY 15 /* MINOR 4, INV-8: a penalty or history id */
+/* MINOR 6, INV-9: a bias (NaN, an id out of range or repeated) or a minimum length's id */
+#define SAMPCERT_STATUS_INVALID_LOGIT_BIAS 16
 
 /* ---- Dtypes (SPEC IN-1). Logits are bit patterns: uint32_t for F32, uint16_t otherwise. ---- */
 #define SAMPCERT_DTYPE_F32 0
@@ -116,6 +124,10 @@ extern "C" {
 #define SAMPCERT_CAP_PENALTIES (1u << 13)
 /* MINOR 5: the sampler reads the rows' seed_mode and seed (SEED-CAP-1). */
 #define SAMPCERT_CAP_SEEDS (1u << 14)
+/* MINOR 6: the sampler reads the rows' bias_tokens and bias_values (BIAS-CAP-1). */
+#define SAMPCERT_CAP_LOGIT_BIAS (1u << 15)
+/* MINOR 6: the sampler reads min_tokens and eos_token_id (MINLEN-CAP-1). */
+#define SAMPCERT_CAP_MIN_TOKENS (1u << 16)
 
 /* ---- Policies (SPEC section 4); values equal the C++ enums of sampcert/policies.h. ---- */
 #define SAMPCERT_GREEDY_UNIFORM 0
@@ -249,6 +261,19 @@ typedef struct sampcert_row {
    * call's seed). seed_mode != 0 only to a sampler declaring SAMPCERT_CAP_SEEDS. ---- */
   uint64_t seed;     /* the row's own seed; read only when seed_mode is SAMPCERT_SEED_OWN */
   int64_t seed_mode; /* SAMPCERT_SEED_*: 0 the call's seed, 1 `seed`, 2 unseeded */
+  /* ---- MINOR 6 (SPEC section 18; read only where struct_size covers them, absent: no bias,
+   * no minimum length). A bias only to a sampler declaring SAMPCERT_CAP_LOGIT_BIAS, a minimum
+   * length only to one declaring SAMPCERT_CAP_MIN_TOKENS. ---- */
+  /* num_bias distinct ids in [0, vocab) (NULL when 0), and their biases (not NaN; -inf bans the
+   * token), added to the logits before the penalties (BIAS-1). Owned by the caller, valid during
+   * the call. */
+  const int64_t* bias_tokens;
+  const float* bias_values;
+  uint64_t num_bias;
+  /* MINLEN-1: while num_output_tokens < min_tokens, eos_token_id is banned. min_tokens >= 0
+   * (0 = off); eos_token_id in [0, vocab), read only when min_tokens > 0. */
+  int64_t min_tokens;
+  int64_t eos_token_id;
 } sampcert_row;
 
 /* A batch of rows sharing dtype and vocabulary size. Filled by the caller. */
@@ -378,6 +403,9 @@ typedef int32_t (*sampcert_get_sampler_api_fn)(uint32_t host_major, uint32_t hos
 /* A MINOR 4 row ends before seed (104 bytes): the layout and stride a host gives a MINOR 4
  * plug-in. */
 #define SAMPCERT_ROW_MINOR4_STRUCT_SIZE offsetof(sampcert_row, seed)
+/* A MINOR 5 row ends before bias_tokens (120 bytes): the layout and stride a host gives a
+ * MINOR 5 plug-in. */
+#define SAMPCERT_ROW_MINOR5_STRUCT_SIZE offsetof(sampcert_row, bias_tokens)
 /* Where the MINOR 4 fields of the info struct start. */
 #define SAMPCERT_SAMPLER_INFO_MINOR4_OFFSET offsetof(sampcert_sampler_info, repetition_history)
 #define SAMPCERT_BATCH_STRUCT_SIZE sizeof(sampcert_batch)
@@ -423,7 +451,11 @@ SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, num_prompt_tokens) == 72, "row lay
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, repetition_penalty) == 88, "row layout");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, seed) == 104, "row layout");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, seed_mode) == 112, "row layout");
-SAMPCERT_STATIC_ASSERT(sizeof(sampcert_row) == 120, "row size");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, bias_tokens) == 120, "row layout");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, num_bias) == 136, "row layout");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, min_tokens) == 144, "row layout");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, eos_token_id) == 152, "row layout");
+SAMPCERT_STATIC_ASSERT(sizeof(sampcert_row) == 160, "row size");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_batch, dtype) == 8, "batch layout");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_batch, vocab) == 16, "batch layout");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_batch, rows) == 32, "batch layout");

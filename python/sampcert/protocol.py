@@ -55,7 +55,7 @@ CAPABILITIES = {
     "f32": 1 << 0, "f16": 1 << 1, "bf16": 1 << 2, "mask": 1 << 3, "top-k": 1 << 4, "top-p": 1 << 5,
     "min-p": 1 << 6, "temperature-0": 1 << 7, "probabilities": 1 << 8, "batch": 1 << 9,
     "verify": 1 << 10, "verify-draft-logits": 1 << 11, "verify-acceptance": 1 << 12,
-    "penalties": 1 << 13, "seeds": 1 << 14,
+    "penalties": 1 << 13, "seeds": 1 << 14, "logit-bias": 1 << 15, "min-tokens": 1 << 16,
 }
 GREEDY = {"uniform": 0, "lowest-index": 1, "any": 2}
 TIES = {"keep-all": 0, "exact-lowest-index": 1, "exact-any": 2}

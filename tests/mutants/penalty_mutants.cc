@@ -7,9 +7,9 @@
 
 #include "adapters/abi_conversions.h"
 #include "adapters/builtin_adapter.h"
-#include "sampcert/canonical_draw.h"
 #include "sampcert/reference_distribution.h"
 #include "sampcert/row_validation.h"
+#include "tests/mutants/exact_mutant.h"
 
 namespace sampcert::mutants {
 namespace {
@@ -35,7 +35,7 @@ constexpr PenaltyMutantInfo kCatalogue[] = {
 };
 
 template <PenaltyMutant kMutant>
-class PenaltyMutantSampler {
+class PenaltyMutantSampler : public ExactMutant<PenaltyMutantSampler<kMutant>> {
  public:
   static constexpr uint32_t kCapabilities =
       SAMPCERT_CAP_F32 | SAMPCERT_CAP_F16 | SAMPCERT_CAP_BF16 | SAMPCERT_CAP_MASK |
@@ -52,25 +52,6 @@ class PenaltyMutantSampler {
     info->version = "1";
     adapters::PoliciesToInfo(DeclaredPolicies(), info);
     info->thread_safe = 1;
-  }
-  Error Probabilities(const sampcert_batch& batch, double* out) {
-    const std::size_t v = static_cast<std::size_t>(batch.vocab);
-    for (std::size_t r = 0; r < batch.num_rows; ++r) {
-      if (Error e = Prepare(batch, r); e.code != ErrorCode::kOk) return e;
-      for (std::size_t i = 0; i < v; ++i) out[r * v + i] = p_[i];
-    }
-    return Error{};
-  }
-  Error Sample(const sampcert_batch& batch, uint64_t seed, uint64_t first_draw,
-               uint64_t draws_per_row, int64_t* out) {
-    for (std::size_t r = 0; r < batch.num_rows; ++r) {
-      if (Error e = Prepare(batch, r); e.code != ErrorCode::kOk) return e;
-      for (uint64_t j = 0; j < draws_per_row; ++j) {
-        const double u = CanonicalUniform(seed, batch.rows[r].row_id, first_draw + j);
-        out[r * draws_per_row + j] = Token(u);
-      }
-    }
-    return Error{};
   }
 
  private:
@@ -115,6 +96,7 @@ class PenaltyMutantSampler {
     }
   }
 
+  friend class ExactMutant<PenaltyMutantSampler<kMutant>>;
   Error Prepare(const sampcert_batch& batch, std::size_t r) {
     const RowView row = adapters::ToRowView(batch, r);
     if (Error e = ValidateRow(row, DeclaredPolicies(), r); e.code != ErrorCode::kOk) return e;
@@ -126,36 +108,10 @@ class PenaltyMutantSampler {
                      : -std::numeric_limits<double>::infinity();
     }
     if (row.HasPenalties()) Penalize(row, x);
-    double m = -std::numeric_limits<double>::infinity();
-    for (double e : x) m = std::max(m, e);
-    p_.assign(v, 0.0);
-    double z = 0;
-    for (std::size_t i = 0; i < v; ++i) {
-      if (row.temperature == 0.0f || std::isinf(m)) {
-        p_[i] = x[i] == m ? 1.0 : 0.0;
-      } else {
-        p_[i] = std::exp((x[i] - m) / static_cast<double>(row.temperature));
-      }
-      z += p_[i];
-    }
-    for (double& e : p_) e /= z;
+    const double t = row.temperature;
+    this->FromLogits(x, t, t);
     return Error{};
   }
-
-  // The canonical inverse CDF in index order: the smallest i with u < C_i.
-  int64_t Token(double u) const {
-    double c = 0;
-    int64_t last = -1;
-    for (std::size_t i = 0; i < p_.size(); ++i) {
-      if (p_[i] <= 0) continue;
-      c += p_[i];
-      last = static_cast<int64_t>(i);
-      if (u < c) return last;
-    }
-    return last;
-  }
-
-  std::vector<double> p_;
 };
 
 template <PenaltyMutant kMutant>

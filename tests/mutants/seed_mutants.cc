@@ -6,6 +6,7 @@
 #include "adapters/builtin_adapter.h"
 #include "sampcert/canonical_draw.h"
 #include "sampcert/reference_distribution.h"
+#include "tests/mutants/exact_mutant.h"
 
 namespace sampcert::mutants {
 namespace {
@@ -29,7 +30,7 @@ constexpr SeedMutantInfo kCatalogue[] = {
 };
 
 template <SeedMutant kMutant>
-class SeedMutantSampler {
+class SeedMutantSampler : public ExactMutant<SeedMutantSampler<kMutant>> {
  public:
   static constexpr uint32_t kCapabilities =
       SAMPCERT_CAP_F32 | SAMPCERT_CAP_F16 | SAMPCERT_CAP_BF16 | SAMPCERT_CAP_MASK |
@@ -41,14 +42,6 @@ class SeedMutantSampler {
     info->version = "1";
     adapters::PoliciesToInfo(DeclaredPolicies(), info);
     info->thread_safe = 1;
-  }
-  Error Probabilities(const sampcert_batch& batch, double* out) {
-    const std::size_t v = static_cast<std::size_t>(batch.vocab);
-    for (std::size_t r = 0; r < batch.num_rows; ++r) {
-      if (Error e = Prepare(batch, r); e.code != ErrorCode::kOk) return e;
-      for (std::size_t i = 0; i < v; ++i) out[r * v + i] = p_[i];
-    }
-    return Error{};
   }
   Error Sample(const sampcert_batch& batch, uint64_t seed, uint64_t first_draw,
                uint64_t draws_per_row, int64_t* out) {
@@ -74,7 +67,7 @@ class SeedMutantSampler {
         if (Is(M::kSlotKeyed)) id = r;                           // DEFECT
       }
       for (uint64_t j = 0; j < draws_per_row; ++j) {
-        out[r * draws_per_row + j] = Token(CanonicalUniform(key, id, first_draw + j));
+        out[r * draws_per_row + j] = this->Token(CanonicalUniform(key, id, first_draw + j));
       }
     }
     return Error{};
@@ -83,29 +76,18 @@ class SeedMutantSampler {
  private:
   static constexpr bool Is(SeedMutant m) { return kMutant == m; }
 
+  friend class ExactMutant<SeedMutantSampler<kMutant>>;
   Error Prepare(const sampcert_batch& batch, std::size_t r) {
     const RowView row = adapters::ToRowView(batch, r);
     Expected<ReferenceDistribution> ref = ComputeReference(row, DeclaredPolicies(), r);
     if (!ref.ok()) return ref.error();
-    p_.assign(ref->probs.size(), 0.0);
-    for (std::size_t i = 0; i < p_.size(); ++i) p_[i] = static_cast<double>(ref->probs[i]);
+    this->p_.assign(ref->probs.size(), 0.0);
+    for (std::size_t i = 0; i < this->p_.size(); ++i) {
+      this->p_[i] = static_cast<double>(ref->probs[i]);
+    }
     return Error{};
   }
 
-  // The canonical inverse CDF in index order: the smallest i with u < C_i.
-  int64_t Token(double u) const {
-    double c = 0;
-    int64_t last = -1;
-    for (std::size_t i = 0; i < p_.size(); ++i) {
-      if (p_[i] <= 0) continue;
-      c += p_[i];
-      last = static_cast<int64_t>(i);
-      if (u < c) return last;
-    }
-    return last;
-  }
-
-  std::vector<double> p_;
   uint64_t calls_ = 0;
 };
 

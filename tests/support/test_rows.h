@@ -39,6 +39,9 @@ class TestRow {
     v.num_prompt_tokens = prompt_.size();
     v.output_tokens = output_.empty() ? nullptr : output_.data();
     v.num_output_tokens = output_.size();
+    v.bias_tokens = bias_tokens_.empty() ? nullptr : bias_tokens_.data();
+    v.bias_values = bias_values_.empty() ? nullptr : bias_values_.data();
+    v.num_bias = bias_tokens_.size();
     return v;
   }
   // Malformed rows, for the validation tests.
@@ -76,6 +79,17 @@ class TestRow {
     output_ = std::move(output);
     return *this;
   }
+  // The logit bias and the minimum length (SPEC section 18).
+  TestRow& Bias(std::vector<int64_t> ids, std::vector<float> values) {
+    bias_tokens_ = std::move(ids);
+    bias_values_ = std::move(values);
+    return *this;
+  }
+  TestRow& MinTokens(int64_t min_tokens, int64_t eos) {
+    base_.min_tokens = min_tokens;
+    base_.eos_token_id = eos;
+    return *this;
+  }
   TestRow& Penalties(float repetition, float presence, float frequency) {
     base_.repetition_penalty = repetition;
     base_.presence_penalty = presence;
@@ -102,6 +116,8 @@ class TestRow {
   std::vector<uint8_t> mask_;
   std::vector<int64_t> prompt_;
   std::vector<int64_t> output_;
+  std::vector<int64_t> bias_tokens_;
+  std::vector<float> bias_values_;
   bool null_logits_ = false;
 };
 
