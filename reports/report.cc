@@ -157,7 +157,12 @@ json ReportToJson(const Report& report) {
     j["clauses"] = clauses;
   }
   // The sampler's speed (schema 3.5, SPEC REPORT-3): beside the verdict, never part of it.
-  if (!report.speed.is_null()) j["speed"] = Sanitized(report.speed);
+  if (!report.speed.is_null()) {
+    j["speed"] = Sanitized(report.speed);
+    // Schema 3.6: the line the terminal, HTML and JUnit show, so that a reader (the Python
+    // package) prints the tool's words instead of formatting the numbers again.
+    j["speed"]["line"] = SpeedLine(report);
+  }
   // Certified: the cells whose every result passed (or passed against a declared deviation);
   // a cell with a known failure is not certified, whatever its other families did, and an
   // incomplete or partial run certifies nothing (the rest of a cell may not have run).
@@ -254,6 +259,7 @@ Report ReportFromJson(const json& j, std::string* error) {
     r.signal = j["completeness"].value("signal", 0);
     r.sampler = j.at("sampler");
     r.speed = j.value("speed", json());
+    if (r.speed.is_object()) r.speed.erase("line");  // derived: written again from the numbers
     // One result per (dtype, property, family): a repeated one would count twice, or hide the
     // other under the same name.
     std::set<std::tuple<std::string, std::string, std::string>> keys;

@@ -16,7 +16,7 @@ namespace sampcert::reports {
 // 3.0: the status KnownFailure (for Waived) with its known_failure entry, verdict.outcome,
 // .text, .exit_code and .known_failures, expectation differences as objects,
 // completeness.signal, context.expectations_strict.
-inline constexpr const char* kSchemaVersion = "3.5";
+inline constexpr const char* kSchemaVersion = "3.6";
 
 using results::Number;
 using results::NumberFrom;

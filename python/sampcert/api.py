@@ -300,32 +300,6 @@ class Speed:
     line: str
 
 
-def _speed_line(sp: Dict[str, Any]) -> str:
-    """The speed line as the tool prints it (reports/report.cc SpeedLine)."""
-    def time(ns: float) -> str:
-        return (f"{ns:.0f} ns" if ns < 1e3 else f"{ns / 1e3:.1f} us" if ns < 1e6
-                else f"{ns / 1e6:.2f} ms")
-
-    def rate(per_s: float) -> str:
-        return (f"{per_s / 1e6:.2f} M" if per_s >= 1e6 else f"{per_s / 1e3:.1f} k"
-                if per_s >= 1e3 else f"{per_s:.1f}")
-
-    out = "speed (informational, not part of the verdict): "
-    if sp.get("status") != "measured":
-        out += f"not measured, {sp.get('status', '')} in the speed phase: {sp.get('message', '')}"
-    else:
-        out += f"{sp.get('dtype', '?')} V={sp.get('vocab', 0)}:"
-        shapes = []
-        for x in sp.get("shapes", []):
-            rows = int(x["rows"])
-            shapes.append(f" {rows} row{'' if rows == 1 else 's'} "
-                          f"{time(_number(x['ns_per_row']))}/row "
-                          f"({rate(_number(x['rows_per_s']))} rows/s)")
-        out += ";".join(shapes)
-    machine = sp.get("machine", {})
-    return out + f"; on {machine.get('cpu', '?')} ({machine.get('cores', 0)} cores)"
-
-
 def _number(x: Any) -> float:
     # report.json writes a non-finite number as a string ("inf", "nan").
     return float(x)
@@ -386,7 +360,7 @@ class Report:
         return Speed(status=sp["status"], cpu=machine["cpu"], cores=int(machine["cores"]),
                      dtype=sp["dtype"], vocab=int(sp["vocab"]), shapes=shapes,
                      seconds=_number(sp["seconds"]), message=sp.get("message", ""),
-                     line=_speed_line(sp))
+                     line=sp.get("line", ""))
 
     def _failure(self, r: Dict[str, Any]) -> Failure:
         f = r.get("failure", {})
