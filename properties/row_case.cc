@@ -70,11 +70,12 @@ std::string Describe(const RowCase& row) {
     history = fmt::format(" prompt=[{}] output=[{}]", fmt::join(row.prompt_tokens, ","),
                           fmt::join(row.output_tokens, ","));
   }
-  std::string bias;
+  std::vector<std::string> biases;  // "id:value", the row's bias list (SPEC section 18)
   for (std::size_t j = 0; j < row.bias_tokens.size() && j < row.bias_values.size(); ++j) {
-    bias += fmt::format("{}{}:{}", j ? "," : " bias={", row.bias_tokens[j], row.bias_values[j]);
-    if (j + 1 == row.bias_tokens.size()) bias += "}";
+    biases.push_back(fmt::format("{}:{}", row.bias_tokens[j], row.bias_values[j]));
   }
+  const std::string bias =
+      biases.empty() ? "" : fmt::format(" bias={{{}}}", fmt::join(biases, ","));
   return fmt::format("{} V={} {}{} {}{}{} logits=[{}] ({})", DTypeName(row.dtype), row.vocab(),
                      adapters::RowParamsText(row, false), masked,
                      adapters::RowParamsText(row, true), history, bias, logits, row.family);
