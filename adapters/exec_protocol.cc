@@ -28,27 +28,37 @@ std::string Finish(Writer w) {
 
 std::size_t ElementBytes(int32_t dtype) { return dtype == SAMPCERT_DTYPE_F32 ? 4 : 2; }
 
-// The row's history (ToRowView reads it where the row's struct covers it, ABI MINOR 4); a count
-// without its list is a malformed call.
-struct History {
-  std::span<const int64_t> prompt, output;
+// The row's lists (ToRowView reads them where the row's struct covers them: the history from ABI
+// MINOR 4, the bias from MINOR 6); a count without its list is a malformed call.
+struct RowLists {
+  std::span<const int64_t> prompt, output, bias_tokens;
+  std::span<const float> bias_values;
+  std::size_t Bytes() const {
+    return (prompt.size() + output.size() + bias_tokens.size()) * sizeof(int64_t) +
+           bias_values.size_bytes();
+  }
 };
-Expected<History> RowHistory(const RowView& v, uint64_t r) {
-  for (auto [ids, n, name] : {std::tuple{v.prompt_tokens, v.num_prompt_tokens, "prompt"},
-                              std::tuple{v.output_tokens, v.num_output_tokens, "output"}}) {
-    if (n > 0 && ids == nullptr) {
-      return Error{
-          ErrorCode::kInvalidArgument,
-          fmt::format("row {}: num_{}_tokens is {} but {}_tokens is null", r, name, n, name),
-          static_cast<int64_t>(r)};
+Expected<RowLists> ListsOf(const RowView& v, uint64_t r) {
+  for (auto [is_null, n, name] :
+       {std::tuple{v.prompt_tokens == nullptr, v.num_prompt_tokens, "num_prompt_tokens"},
+        std::tuple{v.output_tokens == nullptr, v.num_output_tokens, "num_output_tokens"},
+        std::tuple{v.bias_tokens == nullptr || v.bias_values == nullptr, v.num_bias, "num_bias"}}) {
+    if (n > 0 && is_null) {
+      return Error{ErrorCode::kInvalidArgument,
+                   fmt::format("row {}: {} is {} but its list is null", r, name, n),
+                   static_cast<int64_t>(r)};
     }
   }
-  return History{{v.prompt_tokens, v.num_prompt_tokens}, {v.output_tokens, v.num_output_tokens}};
+  return RowLists{{v.prompt_tokens, v.num_prompt_tokens},
+                  {v.output_tokens, v.num_output_tokens},
+                  {v.bias_tokens, v.num_bias},
+                  {v.bias_values, v.num_bias}};
 }
 
 // The batch's encoding (PROTOCOL.md, "Batch") for a child of protocol 1.`minor`, appended to
 // `*w`. A row that carries what that child's header cannot (penalties, a seed or a history for
-// 1.4) is refused as NotSupported: it is never sent with those fields silently dropped.
+// 1.4; a bias or a minimum length for 1.5) is refused as NotSupported: it is never sent with
+// those fields silently dropped.
 Error AppendBatch(const sampcert_batch& b, uint32_t minor, Writer* out) {
   if (b.dtype != SAMPCERT_DTYPE_F32 && b.dtype != SAMPCERT_DTYPE_F16 &&
       b.dtype != SAMPCERT_DTYPE_BF16) {
@@ -60,33 +70,29 @@ Error AppendBatch(const sampcert_batch& b, uint32_t minor, Writer* out) {
   }
   const std::size_t header_bytes = RowHeaderBytes(minor);
   std::vector<RowView> views(b.num_rows);
-  std::vector<History> histories(b.num_rows);
+  std::vector<RowLists> lists(b.num_rows);
   const std::size_t logit_bytes = b.vocab * ElementBytes(b.dtype);
   std::size_t total = 32 + b.num_rows * header_bytes;
   for (uint64_t r = 0; r < b.num_rows; ++r) {
     const sampcert_row& row = b.rows[r];
     views[r] = ToRowView(row, b.dtype, b.vocab);
-    auto history = RowHistory(views[r], r);
-    if (!history.ok()) return history.error();
-    histories[r] = *history;
-    const std::size_t ids = history->prompt.size() + history->output.size();
-    // ABI MINOR 6's bias and minimum length are on no protocol's wire: a row asking for either
-    // is never sent without it (the host refuses a child declaring them, so none should come).
-    if (views[r].HasBias() || views[r].min_tokens != 0) {
+    auto row_lists = ListsOf(views[r], r);
+    if (!row_lists.ok()) return row_lists.error();
+    lists[r] = *row_lists;
+    const bool has_history = !lists[r].prompt.empty() || !lists[r].output.empty();
+    const bool has_bias = !lists[r].bias_tokens.empty();
+    if ((header_bytes < kRowHeaderBytesMinor5 && has_history) ||
+        (header_bytes < kRowHeaderBytes && has_bias) || !RowHeaderCarries(views[r], header_bytes)) {
       return Error{ErrorCode::kUnsupported,
-                   fmt::format("row {}: no exec protocol carries a row's logit bias or minimum "
-                               "length yet (ABI MINOR 6)",
-                               r),
+                   fmt::format("row {}: the child speaks protocol {}.{}, which does not carry "
+                               "this row's {} (1.{} does)",
+                               r, kExecProtocolMajor, minor,
+                               minor < 5 ? "penalties, seed or token history"
+                                         : "logit bias or minimum length",
+                               minor < 5 ? 5 : 6),
                    static_cast<int64_t>(r)};
     }
-    if (header_bytes < kRowHeaderBytes && (ids > 0 || !RowHeaderCarries(views[r], header_bytes))) {
-      return Error{ErrorCode::kUnsupported,
-                   fmt::format("row {}: the child speaks protocol {}.{}, which does not carry a "
-                               "row's penalties, seed or token history (1.5 does)",
-                               r, kExecProtocolMajor, minor),
-                   static_cast<int64_t>(r)};
-    }
-    total += (row.logits ? logit_bytes : 0) + (row.mask ? b.vocab : 0) + ids * sizeof(int64_t);
+    total += (row.logits ? logit_bytes : 0) + (row.mask ? b.vocab : 0) + lists[r].Bytes();
   }
   Writer& w = *out;
   w.Put<int32_t>(b.dtype);
@@ -100,10 +106,12 @@ Error AppendBatch(const sampcert_batch& b, uint32_t minor, Writer* out) {
     WriteRowHeader(WireParams(views[r]),
                    (row.logits ? kRowHasLogits : 0u) | (row.mask ? kRowHasMask : 0u), header_bytes,
                    header);
-    if (header_bytes >= kRowHeaderBytes) {
-      const uint64_t counts[2] = {histories[r].prompt.size(), histories[r].output.size()};
-      std::memcpy(header + kRowPromptCountOffset, &counts[0], 8);
-      std::memcpy(header + kRowOutputCountOffset, &counts[1], 8);
+    const std::pair<std::size_t, uint64_t> counts[] = {
+        {kRowPromptCountOffset, lists[r].prompt.size()},
+        {kRowOutputCountOffset, lists[r].output.size()},
+        {kRowBiasCountOffset, lists[r].bias_tokens.size()}};
+    for (auto [offset, count] : counts) {
+      if (offset + sizeof count <= header_bytes) std::memcpy(header + offset, &count, sizeof count);
     }
     w.out.append(header, header_bytes);
   }
@@ -113,10 +121,16 @@ Error AppendBatch(const sampcert_batch& b, uint32_t minor, Writer* out) {
   for (uint64_t r = 0; r < b.num_rows; ++r) {
     if (b.rows[r].mask) w.out.append(reinterpret_cast<const char*>(b.rows[r].mask), b.vocab);
   }
-  for (const History& h : histories) {  // 1.5: each row's prompt ids, then its output ids
-    for (std::span<const int64_t> ids : {h.prompt, h.output}) {
-      if (!ids.empty()) w.out.append(reinterpret_cast<const char*>(ids.data()), ids.size_bytes());
-    }
+  const auto append = [&](auto span) {
+    if (!span.empty()) w.out.append(reinterpret_cast<const char*>(span.data()), span.size_bytes());
+  };
+  for (const RowLists& l : lists) {  // 1.5: each row's prompt ids, then its output ids
+    append(l.prompt);
+    append(l.output);
+  }
+  for (const RowLists& l : lists) {  // 1.6: each row's bias ids, then their values
+    append(l.bias_tokens);
+    append(l.bias_values);
   }
   return Error{};
 }
@@ -320,7 +334,7 @@ void ReplyParser::Complete() {
   int64_t row = -1;
   std::string message;
   if (!r.Get(&code) || !r.Get(&reserved) || !r.Get(&row) || !r.Str(&message) || !r.AtEnd() ||
-      code <= SAMPCERT_STATUS_OK || code > SAMPCERT_STATUS_INVALID_PENALTY) {
+      code <= SAMPCERT_STATUS_OK || code > SAMPCERT_STATUS_INVALID_LOGIT_BIAS) {
     return Fail(fmt::format("protocol error: a malformed error reply (code {})", code));
   }
   error_reply_ = ErrorReply{code, row, std::move(message)};

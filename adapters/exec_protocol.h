@@ -22,8 +22,9 @@ namespace sampcert::adapters {
 // The protocol version this host speaks (PROTOCOL.md, "Versions").
 inline constexpr uint32_t kExecProtocolMajor = 1;
 // MINOR 2: VERIFY; 3: draft logits, acceptance; 4: INFO's penalty history policies; 5: the
-// row's penalties, seed and token history (an 80-byte row header, its size in the batch header).
-inline constexpr uint32_t kExecProtocolMinor = 5;
+// row's penalties, seed and token history (an 80-byte row header, its size in the batch header);
+// 6: the row's logit bias and minimum length (a 104-byte row header, the bias after the history).
+inline constexpr uint32_t kExecProtocolMinor = 6;
 
 namespace exec_protocol {
 
@@ -92,9 +93,10 @@ std::string Printable(std::string_view s);
 
 // Whole request messages, header included (PROTOCOL.md, "Messages" and "Batch"). The batch
 // encoders write the batch as a child of protocol 1.`minor` reads it (the row header's size:
-// RowHeaderBytes); they refuse an unknown dtype, rows without a row array and a history count
+// RowHeaderBytes); they refuse an unknown dtype, rows without a row array and a list's count
 // without its list (kInvalidArgument), and a row carrying what that child cannot read
-// (kUnsupported: penalties, a seed or a history before 1.5).
+// (kUnsupported: penalties, a seed or a history before 1.5, a bias or a minimum length before
+// 1.6).
 std::string EncodeInfoRequest();  // this host's version: kExecProtocolMajor.kExecProtocolMinor
 std::string EncodeCreateRequest(const std::optional<std::string>& config);  // nullopt: NULL
 Expected<std::string> EncodeSampleRequest(const sampcert_batch& batch, uint64_t seed,

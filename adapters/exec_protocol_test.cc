@@ -108,7 +108,8 @@ TEST(ExecProtocol, SampleRequestIsProtocolMdsBytes) {
   EXPECT_EQ(Hex(*request), Hex(Example("sample-request")));
 }
 
-// Protocol 1.5: a row's penalties, seed and token history (the ids after the masks).
+// Protocol 1.5: a row's penalties, seed and token history (the ids after the masks), as a child
+// of 1.5 reads them (80-byte row headers).
 TEST(ExecProtocol, HistoryRequestIsProtocolMdsBytes) {
   const float logits[2] = {0.0f, 1.0f};
   const int64_t prompt[1] = {1}, output[2] = {0, 0};
@@ -123,13 +124,13 @@ TEST(ExecProtocol, HistoryRequestIsProtocolMdsBytes) {
   row.output_tokens = output;
   row.num_output_tokens = 2;
   sampcert_batch batch = OneRow(&row, SAMPCERT_DTYPE_F32, 2);
-  auto request = EncodeSampleRequest(batch, 5, 0, 1, kExecProtocolMinor);
+  auto request = EncodeSampleRequest(batch, 5, 0, 1, 5);
   ASSERT_TRUE(request.ok()) << request.error().message;
   EXPECT_EQ(Hex(*request), Hex(Example("sample-request-history")));
   // The header reads back as the row's fields and counts.
   const std::size_t at = kHeaderBytes + 24 + 24;
   uint32_t flags = 0;
-  const RowParams p = ReadRowHeader(request->data() + at, kRowHeaderBytes, &flags);
+  const RowParams p = ReadRowHeader(request->data() + at, kRowHeaderBytesMinor5, &flags);
   EXPECT_EQ(p.repetition_penalty, 2.0f);
   EXPECT_EQ(p.presence_penalty, 0.5f);
   EXPECT_EQ(p.seed, 9u);
@@ -145,8 +146,8 @@ TEST(ExecProtocol, HistoryRequestIsProtocolMdsBytes) {
   EXPECT_EQ(old.error().code, ErrorCode::kUnsupported);
   EXPECT_EQ(old.error().row, 0);
   EXPECT_EQ(old.error().message,
-            "row 0: the child speaks protocol 1.4, which does not carry a row's penalties, seed "
-            "or token history (1.5 does)");
+            "row 0: the child speaks protocol 1.4, which does not carry this row's penalties, "
+            "seed or token history (1.5 does)");
   // Each alone is refused too: a history, a penalty, a seed mode.
   for (int which = 0; which < 3; ++which) {
     sampcert_row one = F32Row(logits);
@@ -168,20 +169,75 @@ TEST(ExecProtocol, HistoryRequestIsProtocolMdsBytes) {
   EXPECT_TRUE(EncodeSampleRequest(batch, 5, 0, 1, 4).ok());
   auto zero5 = EncodeSampleRequest(batch, 5, 0, 1, 5);
   ASSERT_TRUE(zero5.ok());
-  EXPECT_EQ(ReadRowHeader(zero5->data() + at, kRowHeaderBytes, &flags).repetition_penalty, 1.0f);
+  EXPECT_EQ(ReadRowHeader(zero5->data() + at, kRowHeaderBytesMinor5, &flags).repetition_penalty,
+            1.0f);
   // A count without its list is a malformed call.
   zero.num_prompt_tokens = 3;
   auto dangling = EncodeSampleRequest(batch, 5, 0, 1, 5);
   ASSERT_FALSE(dangling.ok());
   EXPECT_EQ(dangling.error().code, ErrorCode::kInvalidArgument);
-  EXPECT_EQ(dangling.error().message, "row 0: num_prompt_tokens is 3 but prompt_tokens is null");
+  EXPECT_EQ(dangling.error().message, "row 0: num_prompt_tokens is 3 but its list is null");
   // A MINOR 3 row (no history members) encodes with counts 0 at 1.5.
   sampcert_row minor3 = zero;
   minor3.struct_size = SAMPCERT_ROW_MINOR3_STRUCT_SIZE;
   batch.rows = &minor3;
   auto m3 = EncodeSampleRequest(batch, 5, 0, 1, 5);
   ASSERT_TRUE(m3.ok()) << m3.error().message;
-  EXPECT_EQ(m3->size(), at + kRowHeaderBytes + 8);
+  EXPECT_EQ(m3->size(), at + kRowHeaderBytesMinor5 + 8);
+}
+
+// Protocol 1.6: a row's logit bias and minimum length (the bias after the history).
+TEST(ExecProtocol, BiasRequestIsProtocolMdsBytes) {
+  const float logits[2] = {0.0f, 1.0f};
+  const int64_t bias_tokens[1] = {1};
+  const float bias_values[1] = {2.5f};
+  sampcert_row row = F32Row(logits);
+  row.bias_tokens = bias_tokens;
+  row.bias_values = bias_values;
+  row.num_bias = 1;
+  row.min_tokens = 3;
+  row.eos_token_id = 0;
+  sampcert_batch batch = OneRow(&row, SAMPCERT_DTYPE_F32, 2);
+  auto request = EncodeSampleRequest(batch, 5, 0, 1, kExecProtocolMinor);
+  ASSERT_TRUE(request.ok()) << request.error().message;
+  EXPECT_EQ(Hex(*request), Hex(Example("sample-request-bias")));
+  const std::size_t at = kHeaderBytes + 24 + 24;
+  uint32_t flags = 0;
+  const RowParams p = ReadRowHeader(request->data() + at, kRowHeaderBytes, &flags);
+  EXPECT_EQ(p.min_tokens, 3);
+  EXPECT_EQ(p.eos_token_id, 0);
+  uint64_t num_bias = 0;
+  std::memcpy(&num_bias, request->data() + at + kRowBiasCountOffset, 8);
+  EXPECT_EQ(num_bias, 1u);
+
+  // A child of 1.5 reads 80-byte headers: a bias or a minimum length alone is refused, never
+  // sent without it; the same row without them is sent.
+  auto old = EncodeSampleRequest(batch, 5, 0, 1, 5);
+  ASSERT_FALSE(old.ok());
+  EXPECT_EQ(old.error().code, ErrorCode::kUnsupported);
+  EXPECT_EQ(old.error().message,
+            "row 0: the child speaks protocol 1.5, which does not carry this row's logit bias or "
+            "minimum length (1.6 does)");
+  row.min_tokens = 0;
+  EXPECT_FALSE(EncodeSampleRequest(batch, 5, 0, 1, 5).ok());  // the bias alone
+  row.num_bias = 0;
+  row.min_tokens = 2;
+  EXPECT_FALSE(EncodeSampleRequest(batch, 5, 0, 1, 5).ok());  // the minimum length alone
+  row.min_tokens = 0;
+  row.eos_token_id = 7;  // any field past the header not at its default is refused, this one too
+  EXPECT_FALSE(EncodeSampleRequest(batch, 5, 0, 1, 5).ok());
+  row.eos_token_id = 0;
+  EXPECT_TRUE(EncodeSampleRequest(batch, 5, 0, 1, 5).ok());
+  // A count without its list is a malformed call; a MINOR 5 row has no bias members.
+  row.num_bias = 2;
+  row.bias_tokens = nullptr;
+  auto dangling = EncodeSampleRequest(batch, 5, 0, 1, kExecProtocolMinor);
+  ASSERT_FALSE(dangling.ok());
+  EXPECT_EQ(dangling.error().message, "row 0: num_bias is 2 but its list is null");
+  row.struct_size = SAMPCERT_ROW_MINOR5_STRUCT_SIZE;
+  auto m5 = EncodeSampleRequest(batch, 5, 0, 1, kExecProtocolMinor);
+  ASSERT_TRUE(m5.ok()) << m5.error().message;
+  EXPECT_EQ(m5->size(), at + kRowHeaderBytes + 8);
 }
 
 TEST(ExecProtocol, ProbabilitiesRequestIsProtocolMdsBytes) {
@@ -321,8 +377,9 @@ TEST(ExecProtocol, MalformedErrorRepliesAreRefused) {
             "protocol error: a malformed error reply (code 0)");         // an error must not be OK
   EXPECT_EQ(ErrorPayloadProblem(ErrorPayload(14, "bad draft", 9)), "");  // INVALID_DRAFT (1.2)
   EXPECT_EQ(ErrorPayloadProblem(ErrorPayload(15, "bad id", 6)), "");     // INVALID_PENALTY (1.5)
-  EXPECT_EQ(ErrorPayloadProblem(ErrorPayload(16, "new", 3)),
-            "protocol error: a malformed error reply (code 16)");  // beyond INVALID_PENALTY
+  EXPECT_EQ(ErrorPayloadProblem(ErrorPayload(16, "bad bias", 8)), "");   // INVALID_LOGIT_BIAS (1.6)
+  EXPECT_EQ(ErrorPayloadProblem(ErrorPayload(17, "new", 3)),
+            "protocol error: a malformed error reply (code 17)");  // beyond INVALID_LOGIT_BIAS
 }
 
 TEST(ExecProtocol, PrintableReplacesControlAndHighBytes) {

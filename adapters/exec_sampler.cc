@@ -379,35 +379,29 @@ int32_t DecodeInfoReply(Program& p, const std::string& reply, sampcert_error* er
   }
   // A row's penalties, token history and seed are protocol MINOR 5 (PROTOCOL.md, "Versions":
   // 1.4 has only the history policies in INFO, and its 32-byte row header carries none of
-  // them). A child of an older MINOR declaring penalties or seeds would be sent rows it cannot
-  // read, so it is refused rather than certified on rows it ignores.
-  struct NeedsMinor5 {
+  // them); its logit bias and minimum length are MINOR 6. A child of an older MINOR declaring
+  // them would be sent rows it cannot read, so it is refused rather than certified on rows it
+  // ignores.
+  struct NeedsMinor {
     uint32_t capability;
+    uint32_t minor;
     const char* name;
     const char* what;
   };
-  static constexpr NeedsMinor5 kNeedsMinor5[] = {
-      {SAMPCERT_CAP_PENALTIES, "penalties", "a row's penalties and token history"},
-      {SAMPCERT_CAP_SEEDS, "seeds", "a row's seed"},
+  static constexpr NeedsMinor kNeedsMinor[] = {
+      {SAMPCERT_CAP_PENALTIES, 5, "penalties", "a row's penalties and token history are"},
+      {SAMPCERT_CAP_SEEDS, 5, "seeds", "a row's seed is"},
+      {SAMPCERT_CAP_LOGIT_BIAS, 6, "logit-bias", "a row's logit bias is"},
+      {SAMPCERT_CAP_MIN_TOKENS, 6, "min-tokens", "a row's minimum length is"},
   };
-  for (const NeedsMinor5& n : kNeedsMinor5) {
-    if (ok && minor < 5 && (i.capabilities & n.capability) != 0) {
+  for (const NeedsMinor& n : kNeedsMinor) {
+    if (ok && minor < n.minor && (i.capabilities & n.capability) != 0) {
       SetError(err, SAMPCERT_STATUS_INVALID_ARGUMENT, -1,
-               fmt::format("exec sampler '{}' declares {} but speaks protocol {}.{}: {} are "
-                           "protocol 1.5",
-                           p.command, n.name, major, minor, n.what));
+               fmt::format("exec sampler '{}' declares {} but speaks protocol {}.{}: {} "
+                           "protocol 1.{}",
+                           p.command, n.name, major, minor, n.what, n.minor));
       return SAMPCERT_STATUS_INVALID_ARGUMENT;
     }
-  }
-  // The logit bias and the minimum length (ABI MINOR 6, SPEC section 18) are on no protocol's
-  // wire yet: a child declaring them would be certified on rows it never received.
-  if (ok && (i.capabilities & (SAMPCERT_CAP_LOGIT_BIAS | SAMPCERT_CAP_MIN_TOKENS)) != 0) {
-    SetError(err, SAMPCERT_STATUS_INVALID_ARGUMENT, -1,
-             fmt::format("exec sampler '{}' declares logit-bias or min-tokens, which the exec "
-                         "protocol does not carry yet (PROTOCOL.md, \"Versions\"): a C "
-                         "plug-in of ABI MINOR 6 can declare them",
-                         p.command));
-    return SAMPCERT_STATUS_INVALID_ARGUMENT;
   }
   // A newer MINOR may append fields: what follows is ignored (r.AtEnd() is not required).
   if (!ok) {

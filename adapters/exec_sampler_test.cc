@@ -2,10 +2,12 @@
 // across fork() (the runner's workers): the worker gets its own child and the same draws.
 #include "adapters/exec_sampler.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -78,28 +80,23 @@ std::string OpenPythonChildDeclaring(const std::string& python, const std::strin
   return s.ok() ? "" : s.error().message;
 }
 
-// Protocol 1.4 sends no token history, no penalties and no row's seed: a child of 1.4 declaring
-// penalties or seeds is refused when it loads, never certified on rows it cannot read; a child
-// of 1.5 (the helper's) opens.
+// Protocol 1.4 sends no token history, no penalties and no row's seed, 1.5 no logit bias and no
+// minimum length: a child of an older protocol declaring them is refused when it loads, never
+// certified on rows it cannot read; a child of the protocol that carries them opens.
 TEST(ExecSampler, AChildDeclaringWhatItsProtocolDoesNotCarryIsRefused) {
   const std::string python = NUMPY_PYTHON;
   if (python.empty()) GTEST_SKIP() << "no python3 with numpy";
-  for (const std::string capability : {"penalties", "seeds"}) {
-    const std::string error = OpenPythonChildDeclaring(python, capability, 4);
-    EXPECT_NE(error.find("declares " + capability + " but speaks protocol 1.4"), std::string::npos)
+  for (const auto& [capability, minor] : {std::pair{"penalties", 5}, std::pair{"seeds", 5},
+                                          std::pair{"logit-bias", 6}, std::pair{"min-tokens", 6}}) {
+    const std::string error = OpenPythonChildDeclaring(python, capability, minor - 1);
+    EXPECT_NE(
+        error.find(fmt::format("declares {} but speaks protocol 1.{}", capability, minor - 1)),
+        std::string::npos)
         << capability << ": " << error;
-    EXPECT_NE(error.find("are protocol 1.5"), std::string::npos) << error;
-    EXPECT_EQ(OpenPythonChildDeclaring(python, capability, 5), "") << capability;
+    EXPECT_NE(error.find(fmt::format("protocol 1.{}", minor)), std::string::npos) << error;
+    EXPECT_EQ(OpenPythonChildDeclaring(python, capability, minor), "") << capability;
   }
   EXPECT_EQ(OpenPythonChildDeclaring(python, "mask", 4), "");  // the control: 1.4 carries masks
-  // No protocol carries the logit bias or a minimum length (ABI MINOR 6) yet: refused at 1.5.
-  for (const std::string capability : {"logit-bias", "min-tokens"}) {
-    const std::string error = OpenPythonChildDeclaring(python, capability, 5);
-    EXPECT_NE(error.find("declares logit-bias or min-tokens, which the exec protocol does not "
-                         "carry yet"),
-              std::string::npos)
-        << capability << ": " << error;
-  }
 }
 
 // Protocol 1.5 end to end: the Python helper's Row gets the row's penalties, seed and history
@@ -141,6 +138,56 @@ TEST(ExecSampler, APythonChildReadsThePenaltiesSeedAndHistory) {
   auto tokens = (*s)->Sample(batch, 1, 0, 10);
   ASSERT_TRUE(tokens.ok()) << tokens.error().message;
   EXPECT_EQ(*tokens, (std::vector<int64_t>{2, 3, 5, 4, 20, 5, 15, 42, kSeedOwn, 3}));
+}
+
+// Protocol 1.6 end to end: the Python helper's Row gets the row's logit bias (ids and values,
+// -inf and a fraction exactly), its minimum length and its eos id; a row without them reads the
+// defaults (empty lists, 0, 0).
+TEST(ExecSampler, APythonChildReadsTheBiasAndMinimumLength) {
+  const std::string python = NUMPY_PYTHON;
+  if (python.empty()) GTEST_SKIP() << "no python3 with numpy";
+  const std::string script = std::string(SOURCE_DIR) + "/python";
+  auto p = OpenExecSampler(
+      python + " -c 'import sys; sys.path.insert(0, \"" + script +
+      "\"); import numpy as np; import sampcert.protocol as sp\n"
+      "def sample(batch, seed, first, n):\n"
+      "    out = []\n"
+      "    for r in batch.rows:\n"
+      "        v = r.bias_values\n"
+      "        out.append([len(r.bias_tokens), r.min_tokens, r.eos_token_id,\n"
+      "            r.bias_tokens[0] if len(v) else -1, int(v[0] * 4) if len(v) else -1,\n"
+      "            r.bias_tokens[-1] if len(v) else -1, int(np.isneginf(v[-1])) if len(v) else "
+      "-1,\n"
+      "            len(r.output_tokens)])\n"
+      "    return np.array(out, dtype=np.int64)\n"
+      "sp.serve(sample, sp.Info(name=\"b\", capabilities=[\"f32\", \"batch\", \"penalties\", "
+      "\"logit-bias\", \"min-tokens\"]))'");
+  ASSERT_TRUE(p.ok()) << p.error().message;
+  auto s = Sampler::Open(p->api, p->library);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  const std::vector<uint32_t> logits(50, 0u);
+  const std::vector<int64_t> bias_tokens = {7, 3, 49}, output = {1};
+  const std::vector<float> bias_values = {-2.25f, 0.5f, -std::numeric_limits<float>::infinity()};
+  RowView row;
+  row.dtype = DType::kF32;
+  row.vocab = logits.size();
+  row.logits = logits.data();
+  row.bias_tokens = bias_tokens.data();
+  row.bias_values = bias_values.data();
+  row.num_bias = bias_tokens.size();
+  row.min_tokens = 5;
+  row.eos_token_id = 11;
+  row.output_tokens = output.data();
+  row.num_output_tokens = output.size();
+  RowView plain;
+  plain.dtype = DType::kF32;
+  plain.vocab = logits.size();
+  plain.logits = logits.data();
+  const Batch batch{DType::kF32, logits.size(), {row, plain}};
+  auto tokens = (*s)->Sample(batch, 1, 0, 8);
+  ASSERT_TRUE(tokens.ok()) << tokens.error().message;
+  EXPECT_EQ(*tokens, (std::vector<int64_t>{3, 5, 11, 7, -9, 49, 1, 1,  //
+                                           0, 0, 0, -1, -1, -1, -1, 0}));
 }
 
 TEST(ExecSampler, AForkedProcessGetsItsOwnChildAndTheSameDraws) {

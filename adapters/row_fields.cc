@@ -29,18 +29,21 @@ constexpr bool Overlap(std::size_t a, std::size_t n, std::size_t b, std::size_t 
 }
 
 // The exec protocol's row header: every field inside it, aligned to its size, none overlapping
-// another, the flags or the history's counts (a gap, such as the 4 bytes after the frequency
+// another, the flags or the lists' counts (a gap, such as the 4 bytes after the frequency
 // penalty at byte 40, travels as zeros); the fields of 1.4 (MINOR <= 3) inside its 32 bytes,
-// the later ones past them (a 1.4 child reads the first 32 bytes as before).
+// those of 1.5 (MINOR 4 and 5) inside its 80, the later ones past them (an older child reads
+// the first bytes as before).
 consteval bool RowHeaderTiles() {
   for (const RowField& f : kRowFields) {
     if (!f.OnWire()) continue;
     const std::size_t n = Bytes(f.member);
     if (f.wire_offset % n != 0 || f.wire_offset + n > kRowHeaderBytes) return false;
     if ((f.minor <= 3) != (f.wire_offset + n <= kRowHeaderBytesMinor4)) return false;
+    if ((f.minor <= 5) != (f.wire_offset + n <= kRowHeaderBytesMinor5)) return false;
     if (Overlap(f.wire_offset, n, kRowFlagsOffset, 4) ||
         Overlap(f.wire_offset, n, kRowPromptCountOffset, 8) ||
-        Overlap(f.wire_offset, n, kRowOutputCountOffset, 8)) {
+        Overlap(f.wire_offset, n, kRowOutputCountOffset, 8) ||
+        Overlap(f.wire_offset, n, kRowBiasCountOffset, 8)) {
       return false;
     }
     for (const RowField& g : kRowFields) {
@@ -49,9 +52,10 @@ consteval bool RowHeaderTiles() {
       }
     }
   }
-  return kRowHeaderBytes % 8 == 0 && kRowHeaderBytesMinor4 % 8 == 0 &&
-         kRowOutputCountOffset + 8 <= kRowHeaderBytes &&
-         kRowPromptCountOffset >= kRowHeaderBytesMinor4;
+  return kRowHeaderBytes % 8 == 0 && kRowHeaderBytesMinor5 % 8 == 0 &&
+         kRowHeaderBytesMinor4 % 8 == 0 && kRowOutputCountOffset + 8 <= kRowHeaderBytesMinor5 &&
+         kRowPromptCountOffset >= kRowHeaderBytesMinor4 &&
+         kRowBiasCountOffset >= kRowHeaderBytesMinor5 && kRowBiasCountOffset + 8 <= kRowHeaderBytes;
 }
 static_assert(RowHeaderTiles(), "kRowFields' wire offsets must lie in the row header, apart");
 
@@ -295,10 +299,12 @@ json RowFieldsDump() {
                       {"minor", f.minor}});
   }
   return {{"header_bytes", kRowHeaderBytes},
+          {"header_bytes_minor5", kRowHeaderBytesMinor5},
           {"header_bytes_minor4", kRowHeaderBytesMinor4},
           {"flags_offset", kRowFlagsOffset},
           {"prompt_count_offset", kRowPromptCountOffset},
           {"output_count_offset", kRowOutputCountOffset},
+          {"bias_count_offset", kRowBiasCountOffset},
           {"fields", fields}};
 }
 

@@ -180,23 +180,23 @@ TEST(RowFields, AbiRoundTripsEveryField) {
   }
 }
 
-// In the 80-byte header of 1.5 every field of MINOR 5 and before reads back; in a 1.4 header
-// (32 bytes) a field of MINOR 4 or 5 is not written (the bytes past 32 are never touched) and
-// reads as its default, and RowHeaderCarries says the row needs the larger header. The fields of
-// MINOR 6 (min_tokens, eos_token_id) are on no protocol's wire yet: never written, and a row
-// that sets one is carried by no header.
+// In the 104-byte header of 1.6 every field reads back; in a 1.5 header (80 bytes) a field of
+// MINOR 6 is not written (the bytes past 80 are never touched) and reads as its default, in a 1.4
+// header (32 bytes) a field of MINOR 4, 5 or 6 likewise, and RowHeaderCarries says the row needs
+// the larger header.
 TEST(RowFields, RowHeaderRoundTripsEveryField) {
   for (const RowField& f : RowFields()) {
     SCOPED_TRACE(std::string(f.name));
-    EXPECT_EQ(f.OnWire(), f.minor <= 5);
+    EXPECT_TRUE(f.OnWire());
     for (const RowParams& p : Distinctive(f)) {
-      for (std::size_t bytes : {kRowHeaderBytes, kRowHeaderBytesMinor4}) {
+      for (std::size_t bytes : {kRowHeaderBytes, kRowHeaderBytesMinor5, kRowHeaderBytesMinor4}) {
         char header[kRowHeaderBytes + 1];
         std::memset(header, 0x5a, sizeof header);
         WriteRowHeader(p, 3u, bytes, header);
         EXPECT_EQ(header[bytes], 0x5a) << bytes;
         uint32_t flags = 0;
-        const bool fits = f.OnWire() && (f.minor <= 3 || bytes == kRowHeaderBytes);
+        const bool fits = f.minor <= 3 || (f.minor <= 5 && bytes >= kRowHeaderBytesMinor5) ||
+                          bytes == kRowHeaderBytes;
         EXPECT_TRUE(SameParams(ReadRowHeader(header, bytes, &flags), fits ? p : RowParams{}));
         EXPECT_EQ(flags, 3u);
         // -0 and 0 are off as 1 is, for the repetition penalty only (PEN-2).
@@ -209,7 +209,8 @@ TEST(RowFields, RowHeaderRoundTripsEveryField) {
   zero.repetition_penalty = 0.0f;
   EXPECT_TRUE(RowHeaderCarries(zero, kRowHeaderBytesMinor4));
   EXPECT_EQ(RowHeaderBytes(4), kRowHeaderBytesMinor4);
-  EXPECT_EQ(RowHeaderBytes(5), kRowHeaderBytes);
+  EXPECT_EQ(RowHeaderBytes(5), kRowHeaderBytesMinor5);
+  EXPECT_EQ(RowHeaderBytes(6), kRowHeaderBytes);
 }
 
 // A row of an older layout (struct_size short of a later MINOR's member) reads that member as

@@ -481,8 +481,9 @@ constexpr Clause kClauses[] = {
      .promise = "MINOR 6 rows carry the bias; a MINOR 5 plug-in gets the MINOR 5 layout",
      .not_exercised =
          "the host's packing, not a sampler's output: abi_minor4_test checks it with fake "
-         "plug-ins of MINOR 5 and 6; exec_sampler_test checks that an exec: child declaring "
-         "logit-bias or min-tokens is refused (no protocol carries them yet)"},
+         "plug-ins of MINOR 5 and 6; exec_protocol_test and exec_sampler_test check the exec: "
+         "protocol's (1.6 carries the bias and the minimum length; a 1.5 child declaring "
+         "logit-bias or min-tokens is refused)"},
     {.id = "INV-9",
      .promise = "an invalid bias or minimum-length id is InvalidLogitBias",
      .not_exercised =

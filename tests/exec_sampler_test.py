@@ -10,9 +10,11 @@ Usage: exec_sampler_test.py SAMPCERT NUMPY_PYTHON REPO_DIR WORK_DIR [quick [muta
   count each give the right status and message, never a hang; a child that computes past the
   item's CPU time makes the item a Timeout, not a Fail.
 - with "quick" (only that): the numpy example passes `sampcert run --profile quick` (isolated workers),
-  its penalties and seeds among the results (protocol 1.5 carries them); two mutants of its
-  penalties (the sign rule inverted for negative logits, the prompt counted by the additive
-  penalties it declares output-only) fail the f32 quick run with PEN-2 and PEN-POL-1 ("mutants").
+  its penalties and seeds among the results (protocol 1.5 carries them), and its logit bias and
+  minimum length (1.6); four mutants (the sign rule inverted for negative logits, the prompt
+  counted by the additive penalties it declares output-only, the bias added after temperature,
+  the minimum length off by one) fail the f32 quick run with PEN-2, PEN-POL-1, BIAS-1 and
+  MINLEN-1 ("mutants").
 Exit 77 (skipped) when NUMPY_PYTHON is empty (no python with numpy), unless CI=true.
 """
 import json
@@ -132,9 +134,11 @@ if quick:
     s = report["sampler"]
     check("report records sampler.config and sampler.exec",
           s.get("config") == "check-config=recorded" and s.get("exec") == example[5:], str(s))
-    # Protocol 1.5: the rows' penalties, history and seeds reached the child and were checked.
+    # Protocol 1.5: the rows' penalties, history and seeds reached the child and were checked;
+    # 1.6: their logit bias and minimum length.
     passed = {r["property"] for r in report["results"] if r["status"] == "Pass"}
-    for prop in ("PEN-1", "PEN-2", "PEN-3", "PEN-4", "PEN-POL-1", "SEED-1", "SEED-2", "SEED-3"):
+    for prop in ("PEN-1", "PEN-2", "PEN-3", "PEN-4", "PEN-POL-1", "SEED-1", "SEED-2", "SEED-3",
+                 "BIAS-1", "BIAS-2", "BIAS-3", "BIAS-4", "MINLEN-1"):
         check(f"numpy example: {prop} was checked over exec and passed", prop in passed,
               str(sorted(passed)))
     # ... and each can fail: two mutants of the example's penalties, caught over exec (with
@@ -146,6 +150,11 @@ if quick:
         "prompt_counted": ("count = np.bincount(row.output_tokens, minlength=x.size)",
                            "count = np.bincount(np.concatenate([row.prompt_tokens, "
                            "row.output_tokens]), minlength=x.size)", "PEN-POL-1"),
+        # The bias added after temperature: (x + T b) / T = x / T + b.
+        "bias_after_temperature": ("x[ids[hit]] += bias[hit]",
+                                   "x[ids[hit]] += bias[hit] * row.temperature", "BIAS-1"),
+        "min_tokens_off_by_one": ("if row.output_tokens.size < row.min_tokens:",
+                                  "if row.output_tokens.size <= row.min_tokens:", "MINLEN-1"),
     }
     for name, (line, mutated, caught_by) in mutants.items():
         check(f"mutant {name}: its line is in the example", source.count(line) == 1, line)

@@ -138,7 +138,8 @@ def row_header_layout(row):
     as ("pad<byte>", "V<n>") (zeros on the wire)."""
     members = [(row["flags_offset"], "flags", "<u4"),
                (row["prompt_count_offset"], "num_prompt_tokens", "<u8"),
-               (row["output_count_offset"], "num_output_tokens", "<u8")]
+               (row["output_count_offset"], "num_output_tokens", "<u8"),
+               (row["bias_count_offset"], "num_bias", "<u8")]
     members += [(f["wire_offset"], f["wire"], NUMPY[f["type"]]) for f in on_wire(row)]
     members.sort()
     out, at = [], 0
@@ -179,6 +180,7 @@ def python_row_block(dump):
     for f in on_wire(row):
         lines.append(f'    ("{f["name"]}", "{f["wire"]}", {PY_ROW_TYPES[f["type"]]}),')
     lines += ["]",
+              f'ROW_HEADER_BYTES_MINOR5 = {row["header_bytes_minor5"]}  # a 1.5 host\'s row header',
               f'ROW_HEADER_BYTES_MINOR4 = {row["header_bytes_minor4"]}  # a 1.4 host\'s row header',
               "", "",
               "@dataclasses.dataclass",
@@ -198,6 +200,11 @@ def python_row_block(dump):
     lines += ["    # The token history (SPEC section 16; protocol 1.5): int64 token ids, in order.",
               "    prompt_tokens: np.ndarray = dataclasses.field(default_factory=_no_tokens)",
               "    output_tokens: np.ndarray = dataclasses.field(default_factory=_no_tokens)",
+              "    # The logit bias (SPEC section 18; protocol 1.6): int64 distinct ids and their "
+              "float32",
+              "    # biases (never NaN; -inf bans the token).",
+              "    bias_tokens: np.ndarray = dataclasses.field(default_factory=_no_tokens)",
+              "    bias_values: np.ndarray = dataclasses.field(default_factory=_no_biases)",
               ROW_END]
     return "\n".join(lines) + "\n"
 
@@ -364,10 +371,12 @@ def batch_block(dump):
                         else f"{c[1:]} bytes of zeros") for n, c in layout)
     lines = [BATCH_BEGIN, "",
              "    i32 dtype (0 f32, 1 f16, 2 bf16), u32 row_header_bytes "
-             f'({row["header_bytes"]}; 0 from a 1.4 host: {row["header_bytes_minor4"]}),',
-             "        u64 vocab, u64 num_rows",
-             f'    num_rows row headers of {row["header_bytes"]} bytes each (a 1.4 host\'s are its '
-             f'first {row["header_bytes_minor4"]}):',
+             f'({row["header_bytes"]}; {row["header_bytes_minor5"]} from a 1.5 host;',
+             f'        0 from a 1.4 host, whose headers are {row["header_bytes_minor4"]} bytes), '
+             "u64 vocab, u64 num_rows",
+             f'    num_rows row headers of {row["header_bytes"]} bytes each (a 1.5 host\'s are its '
+             f'first {row["header_bytes_minor5"]},',
+             f'        a 1.4 host\'s its first {row["header_bytes_minor4"]}):',
              *wrap("        ", header),
              "        flags: bit 0 = the row has logits, bit 1 = the row has a mask",
              "    then the logits of every row with bit 0, in row order: vocab elements each, raw bit",
@@ -378,6 +387,10 @@ def batch_block(dump):
              "    then the token history of every row, in row order (1.5): num_prompt_tokens i64 "
              "ids, then",
              "        num_output_tokens i64 ids (the output's in the order they were drawn)",
+             "    then the logit bias of every row, in row order (1.6): num_bias i64 ids (distinct,",
+             "        in [0, vocab)), then num_bias f32 biases (raw bit patterns; never NaN, -inf "
+             "bans",
+             "        the id)",
              "",
              "The row's fields (adapters/row_fields.h; SPEC section 2 says what each means, section 5",
              "what a value outside its range returns):",
@@ -399,7 +412,8 @@ def batch_block(dump):
     dtype = ", ".join(f'("{n}", "{c}")' for n, c in layout)
     lines += ["", *paragraph(
         "A row without logits, or `vocab = 0`, is SPEC INV-7 (EMPTY_VOCAB, 7); the Python helper "
-        "answers it itself. A field past a 1.4 host's 32 bytes reads as its default there (the "
+        "answers it itself. A field past an older host's header (32 bytes for 1.4, 80 for 1.5) "
+        "reads as its default there (the "
         "host sends such a child no row that needs it). The host sends a repetition penalty of "
         "0 (off, as in a zeroed ABI row) as 1. In numpy the headers are one `np.frombuffer` with "
         "the dtype "

@@ -113,7 +113,7 @@ class ProtocolTest(unittest.TestCase):
         kind, body = self.host.call(sp.INFO, struct.pack("<II", 1, 0))
         self.assertEqual(kind, "ok")
         major, minor, n = struct.unpack_from("<III", body)
-        self.assertEqual((major, minor), (1, 5))
+        self.assertEqual((major, minor), (1, 6))
         self.assertEqual(body[12:12 + n], b"echo")
         off = 12 + n
         (m,) = struct.unpack_from("<I", body, off)
@@ -219,6 +219,83 @@ class Protocol15Test(unittest.TestCase):
             sp.decode_batch(memoryview(whole + b"\0" * 8))
         with self.assertRaisesRegex(sp.ProtocolError, "row headers of 40 bytes"):
             sp.decode_batch(memoryview(batch15([0x3F800000], header_bytes=40)))
+
+
+def batch16(bits, bias=(), min_tokens=0, eos=0, output=(), header_bytes=104):
+    """A protocol 1.6 batch of one f32 row with its logit bias, minimum length and output."""
+    out = struct.pack("<iIQQ", 0, header_bytes, len(bits), 1)
+    out += struct.pack("<fffIqQfff4xQqQQqqQ", 1.0, 1.0, 0.0, sp.ROW_HAS_LOGITS, 0, 3, 1.0, 0.0,
+                       0.0, 0, 0, 0, len(output), min_tokens, eos, len(bias))
+    out += np.asarray(bits, "<u4").tobytes() + np.asarray(list(output), "<i8").tobytes()
+    out += np.asarray([t for t, _ in bias], "<i8").tobytes()
+    return out + np.asarray([b for _, b in bias], "<f4").tobytes()
+
+
+class Protocol16Test(unittest.TestCase):
+    """Protocol 1.6's row header (104 bytes) and the bias after the history."""
+
+    def test_bias_and_minimum_length_arrive(self):
+        b = sp.decode_batch(memoryview(batch16([0x3F800000, 0, 0], bias=[(2, -np.inf), (0, 0.5)],
+                                               min_tokens=4, eos=1, output=[2])))
+        r = b.rows[0]
+        self.assertEqual((r.min_tokens, r.eos_token_id, r.row_id), (4, 1, 3))
+        self.assertEqual(list(r.bias_tokens), [2, 0])
+        self.assertEqual(r.bias_tokens.dtype, np.int64)
+        self.assertEqual(list(r.bias_values), [-np.inf, 0.5])
+        self.assertEqual(r.bias_values.dtype, np.float32)
+        self.assertEqual(list(r.output_tokens), [2])
+
+    def test_a_15_host_batch_reads_the_defaults(self):
+        b = sp.decode_batch(memoryview(batch15([0x3F800000, 0], output=[1])))
+        r = b.rows[0]
+        self.assertEqual((r.min_tokens, r.eos_token_id, len(r.bias_tokens), len(r.bias_values)),
+                         (0, 0, 0, 0))
+        self.assertEqual(list(r.output_tokens), [1])
+
+    def test_a_truncated_bias_is_a_protocol_error(self):
+        whole = batch16([0x3F800000, 0], bias=[(1, 1.0)])
+        with self.assertRaisesRegex(sp.ProtocolError, "row bias truncated"):
+            sp.decode_batch(memoryview(whole[:-4]))
+        with self.assertRaisesRegex(sp.ProtocolError, "batch is"):
+            sp.decode_batch(memoryview(whole + b"\0" * 4))
+
+    def test_numpy_example_bias_semantics(self):
+        def biased(logits, bias, min_tokens=0, eos=0, output=(), mask=None):
+            r = row(logits, mask)
+            r.bias_tokens = np.asarray([t for t, _ in bias], np.int64)
+            r.bias_values = np.asarray([b for _, b in bias], np.float32)
+            r.min_tokens, r.eos_token_id = min_tokens, eos
+            r.output_tokens = np.asarray(output, np.int64)
+            return r
+
+        # BIAS-1: the bias is added before temperature (T = 0.5 doubles it): 0 + ln 3 / 2.
+        r = biased([0.0, 0.0], [(1, np.log(3.0) / 2)])
+        r.temperature = 0.5
+        np.testing.assert_allclose(ex.distribution(0, r), [0.25, 0.75])
+        # BIAS-2: -inf bans, even a NaN or +inf logit; +inf makes its token win; -inf stays out.
+        np.testing.assert_allclose(
+            ex.distribution(0, biased([np.nan, np.inf, 1.0], [(0, -np.inf), (1, -np.inf)])),
+            [0, 0, 1])
+        np.testing.assert_allclose(
+            ex.distribution(0, biased([-np.inf, 5.0, 1.0], [(0, np.inf), (2, np.inf)])),
+            [0, 0, 1])
+        # BIAS-3: the sum in float64, never an overflow.
+        np.testing.assert_allclose(
+            ex.distribution(0, biased([3e38, 3e38], [(0, 3e38), (1, 3e38 - 1e32)])),
+            [1, 0], atol=1e-300)
+        # MINLEN-1: eos banned while the output is shorter than min_tokens, then allowed.
+        np.testing.assert_allclose(ex.distribution(0, biased([5.0, 0.0], [], 2, 0, [1])), [0, 1])
+        np.testing.assert_allclose(ex.distribution(0, biased([0.0, 0.0], [], 2, 0, [1, 1])),
+                                   [.5, .5])
+        # INV-9, each by name; a ban of the only token is EMPTY_SUPPORT.
+        for bias, kwargs in [([(2, 1.0)], {}), ([(0, np.nan)], {}), ([(0, 1.0), (0, 2.0)], {}),
+                             ([], dict(min_tokens=1, eos=5)), ([], dict(min_tokens=-1))]:
+            with self.assertRaises(sp.SamplerError) as e:
+                ex.distribution(1, biased([0.0, 1.0], bias, **kwargs))
+            self.assertEqual((e.exception.code, e.exception.row), (sp.INVALID_LOGIT_BIAS, 1))
+        with self.assertRaises(sp.SamplerError) as e:
+            ex.distribution(0, biased([0.0, 1.0], [(1, -np.inf)], mask=[0, 1]))
+        self.assertEqual(e.exception.code, sp.EMPTY_SUPPORT)
 
 
 def row(logits, mask=None, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0, row_id=0):

@@ -14,7 +14,10 @@ min(1, p / q), else draw from the residual (p - q)+, with the bonus token from t
 uniforms the canonical draw's at (seed, row_id, 64 x draw + slot) like stable_cpu's.
 Penalties over the row's token history (SPEC section 16, protocol 1.5: the repetition penalty
 over the prompt and the output, presence and frequency over the output, before temperature)
-and per-request seeds (section 17: a row's own seed, or unseeded) are declared too.
+and per-request seeds (section 17: a row's own seed, or unseeded) are declared too, and so are
+the logit bias and the minimum length (section 18, protocol 1.6: a bias added to the exact
+logit before the penalties, -inf banning its token as a mask does; the end-of-sequence id
+banned while the output is shorter than min_tokens).
 
 --sampler-config: none, "" or "check-config=TEXT" (create refuses anything else; TEXT is
 printed to stderr, which is how the tests see that the config arrived).
@@ -34,7 +37,7 @@ INFO = sp.Info(
     version="1.0",
     capabilities=["f32", "f16", "bf16", "mask", "top-k", "top-p", "min-p", "temperature-0",
                   "probabilities", "batch", "verify", "verify-draft-logits", "verify-acceptance",
-                  "penalties", "seeds"],
+                  "penalties", "seeds", "logit-bias", "min-tokens"],
     greedy_tie_break="uniform",
     tie_rule="keep-all",
     pipeline_order="temperature-first",
@@ -105,15 +108,35 @@ def validate(r, row):
     if row.seed_mode not in (0, 1, 2):
         raise sp.SamplerError(sp.INVALID_ARGUMENT, f"row {r}: seed_mode is {row.seed_mode} (must "
                               "be 0 (the call's seed), 1 (the row's seed) or 2 (unseeded))", r)
+    if row.min_tokens < 0:
+        raise sp.SamplerError(sp.INVALID_LOGIT_BIAS, f"row {r}: min_tokens is {row.min_tokens} "
+                              "(must be >= 0; 0 turns it off)", r)
+    vocab = row.logits.size
     for name in ("prompt_tokens", "output_tokens"):
         ids = getattr(row, name)
-        bad = np.flatnonzero((ids < 0) | (ids >= row.logits.size))
+        bad = np.flatnonzero((ids < 0) | (ids >= vocab))
         if bad.size:
             j = int(bad[0])
             raise sp.SamplerError(sp.INVALID_PENALTY, f"row {r}: {name}[{j}] is {int(ids[j])} "
-                                  f"(must be a token id in [0, {row.logits.size}))", r)
+                                  f"(must be a token id in [0, {vocab}))", r)
+    ids, bias = row.bias_tokens, row.bias_values
+    bad = np.flatnonzero((ids < 0) | (ids >= vocab) | np.isnan(bias))
+    if bad.size:
+        j = int(bad[0])
+        raise sp.SamplerError(sp.INVALID_LOGIT_BIAS, f"row {r}: bias {j} (token {int(ids[j])}, "
+                              f"bias {float(bias[j])}): a token id must be in [0, {vocab}) and "
+                              "a bias not NaN", r)
+    if np.unique(ids).size != ids.size:
+        raise sp.SamplerError(sp.INVALID_LOGIT_BIAS, f"row {r}: a token has two biases", r)
+    if row.min_tokens > 0 and not 0 <= row.eos_token_id < vocab:
+        raise sp.SamplerError(sp.INVALID_LOGIT_BIAS, f"row {r}: eos_token_id is "
+                              f"{row.eos_token_id} (must be a token id in [0, {vocab}) while "
+                              f"min_tokens is {row.min_tokens})", r)
     x = row.logits.astype(np.float64)
-    allowed = np.ones(x.size, bool) if row.mask is None else row.mask
+    allowed = np.ones(x.size, bool) if row.mask is None else row.mask.copy()
+    allowed[ids[bias == -np.inf]] = False  # BIAS-2: a -inf bias bans as a mask does
+    if row.output_tokens.size < row.min_tokens:
+        allowed[row.eos_token_id] = False  # MINLEN-1
     nan = np.isnan(x)
     if (nan & allowed).any():
         i = int(np.flatnonzero(nan & allowed)[0])
@@ -126,6 +149,16 @@ def validate(r, row):
                               f"{int((allowed & (x == -np.inf)).sum())} -inf, 0 NaN treated as "
                               "masked", r)
     return x, support
+
+
+def add_bias(row, x):
+    """BIAS-1, BIAS-3: the bias added to each finite logit in float64 (never an overflow; a
+    +inf bias makes its token +inf); a non-finite logit and a banned token are left as they
+    are."""
+    ids, bias = row.bias_tokens, row.bias_values.astype(np.float64)
+    hit = np.isfinite(x[ids]) & (bias != -np.inf)
+    x[ids[hit]] += bias[hit]
+    return x
 
 
 def penalize(row, x):
@@ -149,7 +182,7 @@ def penalize(row, x):
 def distribution(r, row):
     """SEM-1..SEM-7: the final distribution over the vocabulary, float64."""
     x, support = validate(r, row)
-    x = penalize(row, x)  # PEN-1: the penalized logits replace x everywhere below
+    x = penalize(row, add_bias(row, x))  # BIAS-1, PEN-1: these logits replace x below
     m = x[support].max()
     if row.temperature == 0 or m == np.inf:
         # The limits (SEM-3, SEM-4): uniform over the winners; a cut with tied tokens kept never
