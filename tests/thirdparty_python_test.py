@@ -42,7 +42,19 @@ cmd = [sampcert, "run", "--sampler", f"exec:{command}", "--profile", profile, "-
        "--item-timeout", "1200", "--expect", expect, "--out", out_dir]
 print("$", " ".join(shlex.quote(w) for w in cmd), flush=True)
 t = time.monotonic()
-p = subprocess.run(cmd, capture_output=True, text=True)
+# The run starts a sampler process per worker (about 70 in a quick run), each importing torch
+# and transformers again (5 s of CPU each, most of the quick run's time). A fork server of the
+# same command imports them once (sampcert.protocol.delegate_to_fork_server: each process the
+# tool starts is served by a child forked from it); the command and the report are unchanged.
+# SAMPCERT_NO_FORK_SERVER=1 runs without it.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+from sampcert import api  # noqa: E402
+
+fork = os.environ.get("SAMPCERT_NO_FORK_SERVER", "") in ("", "0")
+with api._ForkServer([python, server, *args] if fork else None, script=True) as env:
+    print("fork server:", "running" if env else "none (each sampler process imports itself)",
+          flush=True)
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
 print(p.stdout[-6000:], p.stderr[-4000:], sep="\n")
 print(f"exit {p.returncode} after {time.monotonic() - t:.0f} s; report in {out_dir}")
 sys.exit(p.returncode)

@@ -606,3 +606,62 @@ class DeclarationsTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+FORKED_SCRIPT = r"""
+import os, sys, numpy as np
+sys.path.insert(0, sys.argv[1])
+import sampcert_protocol as sp
+sp.delegate_to_fork_server()
+LOADED_IN = os.getpid()  # the heavy imports would go here: the server's pid in a forked child
+def sample(batch, seed, first, draws):
+    with open(os.environ["FORK_TEST_OUT"], "w") as f:
+        f.write(f"{LOADED_IN} {os.getpid()} {os.getppid()}")
+    return np.zeros((len(batch.rows), draws), np.int64)
+sp.serve(sample, sp.Info(name="forked", capabilities=["f32"]))
+"""
+
+
+class ScriptForkServerTest(unittest.TestCase):
+    """A protocol script served by a fork server of its own command (delegate_to_fork_server,
+    SAMPCERT_FORK_SERVER_LISTEN): the process the tool starts is served by a child forked from
+    the server, where the script's module was loaded once."""
+
+    def setUp(self):
+        self.exe = os.environ.get("SAMPCERT")
+        if not self.exe:
+            self.skipTest("SAMPCERT (the sampcert binary) is not set")
+        import tempfile
+        self.dir = tempfile.mkdtemp()
+        self.script = os.path.join(self.dir, "forked.py")
+        with open(self.script, "w") as f:
+            f.write(FORKED_SCRIPT)
+        self.out = os.path.join(self.dir, "out")
+        # A forked child has the server's environment, not the requester's.
+        os.environ["FORK_TEST_OUT"] = self.out
+
+    def sample(self, argv, env):
+        cmd = " ".join([sys.executable] + argv)
+        p = subprocess.run([self.exe, "sample", "--sampler", f"exec:{cmd}", "--logits", "0,1",
+                            "--draws", "1"], capture_output=True, text=True, timeout=60,
+                           env=env)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        with open(self.out) as f:
+            return [int(x) for x in f.read().split()]
+
+    def test_the_tool_started_process_is_served_by_a_forked_child(self):
+        sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+        from sampcert import api
+        argv = [self.script, HERE]
+        with api._ForkServer([sys.executable] + argv, script=True) as env:
+            self.assertIsNotNone(env, "the fork server did not start")
+            loaded_in, pid, parent = self.sample(argv, env)
+            # The module was loaded in the server; the child serving is the server's child.
+            self.assertNotEqual(loaded_in, pid)
+            self.assertEqual(parent, loaded_in)
+            # Another command (other arguments) is not the server's: it loads itself.
+            loaded_in, pid, _ = self.sample(argv + ["extra"], env)
+            self.assertEqual(loaded_in, pid)
+        # Without a server, the process loads the script itself.
+        loaded_in, pid, _ = self.sample(argv, dict(os.environ))
+        self.assertEqual(loaded_in, pid)

@@ -659,10 +659,16 @@ class _ForkServer:
     """certify()'s fork server (_fork_server.py) for the sampler command `argv` (None: none):
     started and ready (the sampler imported) on entry, the environment for `sampcert run` as
     the value, stopped with its children on exit. A server that fails to start is no error:
-    every sampler process then loads the sampler itself, and reports what fails."""
+    every sampler process then loads the sampler itself, and reports what fails.
 
-    def __init__(self, argv: Optional[List[str]]):
+    script=True: `argv` is a protocol script's command (`python server.py ARG...`, a script
+    that calls protocol.delegate_to_fork_server() before its heavy imports and then
+    protocol.serve()); it becomes the server through SAMPCERT_FORK_SERVER_LISTEN, its command
+    unchanged (the tests of adapters/thirdparty/ run their servers so)."""
+
+    def __init__(self, argv: Optional[List[str]], script: bool = False):
         self.argv = argv
+        self.script = script
         self.proc = None
         self.folder = None
 
@@ -671,9 +677,12 @@ class _ForkServer:
             return None
         self.folder = tempfile.mkdtemp(prefix="sampcert-fork-")
         path = os.path.join(self.folder, "socket")
-        argv = self.argv[:2] + ["--fork-server", path] + self.argv[2:]
+        if self.script:
+            argv, env = self.argv, dict(os.environ, SAMPCERT_FORK_SERVER_LISTEN=path)
+        else:
+            argv, env = self.argv[:2] + ["--fork-server", path] + self.argv[2:], None
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, text=True,
+                                     stderr=subprocess.DEVNULL, text=True, env=env,
                                      preexec_fn=_die_with_this_process())
         while True:  # what the sampler's module prints while it loads comes first
             line = self.proc.stdout.readline()

@@ -646,6 +646,33 @@ class _Connection:
 
 SampleFn = Callable[[Batch, int, int, int], "np.ndarray"]
 
+# A protocol script's fork server (_fork_server.py): the script started with this variable set
+# to a socket path becomes the server (serve() forks a child per request instead of serving);
+# the same command started by the tool with SAMPCERT_FORK_SERVER set to that path is served by
+# such a child (delegate_to_fork_server()).
+FORK_SERVER_LISTEN = "SAMPCERT_FORK_SERVER_LISTEN"
+
+
+def _script_key() -> List[str]:
+    """What identifies a protocol script's command: the interpreter, the script, its
+    arguments. A fork server serves only requests from the same command."""
+    return [sys.executable, os.path.abspath(sys.argv[0])] + sys.argv[1:]
+
+
+def delegate_to_fork_server() -> None:
+    """For a script that calls serve(): call it first, before importing the sampler's
+    libraries. Where SAMPCERT_FORK_SERVER names a fork server started for this same command
+    (interpreter, script and arguments), a child forked from that server, its libraries
+    already imported, serves this process's protocol descriptors, and this process exits with
+    the child's status. Returns, having done nothing, where no server is named, the server is
+    gone, or it serves another command. The child is not a descendant of the process the tool
+    started (SPEC section 14: the tool's syscall filter does not reach it), and it has the
+    server's environment, not that process's."""
+    server = os.environ.get("SAMPCERT_FORK_SERVER")
+    if server and not os.environ.get(FORK_SERVER_LISTEN):
+        from . import _fork_server
+        _fork_server.delegate(server, _script_key())
+
 
 def serve(sample_fn: SampleFn, info: Info,
           probabilities_fn: Optional[Callable[[Batch], "np.ndarray"]] = None,
@@ -678,6 +705,13 @@ def serve(sample_fn: SampleFn, info: Info,
     to_arrays = _TO_ARRAYS[arrays]
     if arrays != "numpy":  # fails here, before any request, where the library is missing
         __import__(arrays)
+    listen = os.environ.pop(FORK_SERVER_LISTEN, None)
+    if listen:  # this script is a fork server (delegate_to_fork_server): a child per request
+        from . import _fork_server
+        _fork_server.serve_forever(
+            listen, _script_key(),
+            lambda: serve(sample_fn, info, probabilities_fn, create_fn, arrays, verify_fn))
+        return
     fds = os.environ.get("SAMPCERT_PROTOCOL_FDS")
     if not fds:
         sys.stderr.write("this is a sampcert protocol server: run it as\n"

@@ -43,6 +43,7 @@ import numpy as np  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 import sampcert_protocol as sp  # noqa: E402
+sp.delegate_to_fork_server()  # a fork server's child serves, where one runs (tests)
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 

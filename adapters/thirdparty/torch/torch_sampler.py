@@ -31,6 +31,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
 sys.path.insert(0, HERE)
 import sampcert_protocol as sp  # noqa: E402
+sp.delegate_to_fork_server()  # a fork server's child serves, where one runs (tests)
 import torch  # noqa: E402
 import torch_streams  # noqa: E402
 
