@@ -19,6 +19,7 @@
 #include "properties/conformance.h"
 #include "properties/families.h"
 #include "properties/plan.h"
+#include "properties/rewritten_row.h"
 #include "properties/row_case.h"
 #include "registry/open_sampler.h"
 #include "sampcert/reference_distribution.h"
@@ -52,8 +53,8 @@ TEST(BiasPlan, StableCpuPasses) {
   ASSERT_TRUE(s.ok()) << s.error().message;
   ASSERT_TRUE(s.value()->info().Has(SAMPCERT_CAP_LOGIT_BIAS));
   ASSERT_TRUE(s.value()->info().Has(SAMPCERT_CAP_MIN_TOKENS));
-  // Nine rows per dtype (the top-k and penalty rows with them), three dtypes.
-  ExpectPasses(*s.value(), "stable_cpu", 27);
+  // Thirteen rows per dtype (the top-k and penalty rows with them, INV-9's four), three dtypes.
+  ExpectPasses(*s.value(), "stable_cpu", 39);
 }
 
 std::unique_ptr<adapters::Sampler> Open(const sampcert_sampler_api* api) {
@@ -65,7 +66,7 @@ std::unique_ptr<adapters::Sampler> Open(const sampcert_sampler_api* api) {
 TEST(BiasPlan, CorrectControlPasses) {
   auto s = Open(mutants::BiasMutantApi(mutants::BiasMutant::kNone));
   ASSERT_NE(s, nullptr);
-  ExpectPasses(*s, "none", 21);  // no top-k, no penalties: seven rows per dtype
+  ExpectPasses(*s, "none", 33);  // no top-k, no penalties: eleven rows per dtype
 }
 
 // Each mutant at seeds 1-3, with its probabilities declared, then with its draws alone.
@@ -87,7 +88,7 @@ TEST(BiasPlan, MutantsCaughtAtSeeds1To3) {
       ASSERT_EQ(s->info().Has(SAMPCERT_CAP_PROBABILITIES), !draws_only);
       for (uint64_t seed : {1, 2, 3}) {
         const BiasRun r = RunBiasItems(*s, info.name, seed);
-        ASSERT_EQ(r.items, 21) << info.name;
+        ASSERT_EQ(r.items, 33) << info.name;
         if (info.mutant == mutants::BiasMutant::kNone) {
           EXPECT_EQ(r.passed, r.items) << "the control, seed " << seed << ": " << r.first_failure;
         } else {
@@ -107,18 +108,37 @@ TEST(BiasPlan, NoRowsWithoutTheCapabilities) {
   EXPECT_TRUE(
       BiasRows(DType::kF32, ~0u & ~(SAMPCERT_CAP_LOGIT_BIAS | SAMPCERT_CAP_MIN_TOKENS)).empty());
   for (const auto& [name, row] : BiasRows(DType::kF32, SAMPCERT_CAP_MIN_TOKENS)) {
-    EXPECT_EQ(BiasProperty(row), "MINLEN-1") << name;
+    EXPECT_EQ(BiasProperty(row), name.ends_with("_invalid_eos_V8") ? "INV-ERR-1" : "MINLEN-1")
+        << name;
   }
 }
 
-// Every planned row is valid and reads back from its row file bit for bit (the bias's infinities
-// as bit patterns).
+// INV-9's planned rows: invalid whatever the policies, with InvalidLogitBias, filed under
+// INV-ERR-1; the others valid.
+TEST(BiasPlan, InvalidRowsAreInv9) {
+  for (DType d : {DType::kF32, DType::kF16, DType::kBF16}) {
+    int invalid = 0;
+    for (const auto& [name, row] : BiasRows(d, ~0u)) {
+      const Error e = InvalidRequest(row);
+      const bool planned_invalid = name.find("_invalid_") != std::string::npos;
+      EXPECT_EQ(e.code, planned_invalid ? ErrorCode::kInvalidLogitBias : ErrorCode::kOk)
+          << name << ": " << e.message;
+      EXPECT_EQ(BiasProperty(row) == "INV-ERR-1", planned_invalid) << name;
+      invalid += planned_invalid;
+    }
+    EXPECT_EQ(invalid, 4) << DTypeName(d);
+  }
+}
+
+// Every planned row but INV-9's is valid, and every one reads back from its row file bit for bit
+// (the bias's infinities and NaN as bit patterns).
 TEST(BiasPlan, RowsAreValidAndRoundTripThroughRowFiles) {
   for (DType d : {DType::kF32, DType::kF16, DType::kBF16}) {
     for (const auto& [name, row] : BiasRows(d, ~0u)) {
       Policies p;
       p.nan_policy = NanPolicy::kError;
-      EXPECT_TRUE(ComputeReference(row.view(), p).ok()) << name;
+      EXPECT_EQ(ComputeReference(row.view(), p).ok(), InvalidRequest(row).code == ErrorCode::kOk)
+          << name;
       auto back = RowCaseFromRowFile(RowFileJson(row));
       ASSERT_TRUE(back.ok()) << name << ": " << back.error().message;
       EXPECT_EQ(back->bias_tokens, row.bias_tokens) << name;
@@ -140,6 +160,7 @@ TEST(BiasReference, InfinitiesBansAndExactSums) {
   Policies p;
   for (DType d : {DType::kF32, DType::kF16, DType::kBF16}) {
     for (const auto& [name, row] : BiasRows(d, ~0u)) {
+      if (InvalidRequest(row).code != ErrorCode::kOk) continue;  // BiasPlan.InvalidRowsAreInv9
       auto ref = ComputeReference(row.view(), p);
       ASSERT_TRUE(ref.ok()) << name << ": " << ref.error().message;
       if (name == "bias_inf_V8") {  // token 2 alone: +inf by its bias; 5 (-inf logit) stays out

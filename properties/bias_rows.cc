@@ -130,6 +130,23 @@ std::vector<std::pair<std::string, RowCase>> BiasRows(DType dtype, uint32_t caps
     reached.output_tokens = {1, 6, 0};
     reached.row_id = 158;
     rows.emplace_back("min_tokens_reached_V8", std::move(reached));
+    // INV-9: the minimum length's id equal to V is refused with InvalidLogitBias.
+    RowCase bad_eos = banned;
+    bad_eos.eos_token_id = 8;
+    bad_eos.row_id = 159;
+    rows.emplace_back("min_tokens_invalid_eos_V8", std::move(bad_eos));
+  }
+  if (caps & SAMPCERT_CAP_LOGIT_BIAS) {
+    // INV-9: an invalid bias is refused with InvalidLogitBias, never sampled: a NaN bias, an id
+    // equal to V, an id given twice.
+    const std::vector<float> x = {0.2f, -0.6f, 1.3f, 0.9f, -1.4f, 2.1f, 0.4f, -0.1f};
+    rows.emplace_back("bias_invalid_nan_V8",
+                      WithBias(MakeRow(dtype, x, 1.0f, 160),
+                               {{1, 0.5f}, {4, std::numeric_limits<float>::quiet_NaN()}}));
+    rows.emplace_back("bias_invalid_id_V8",
+                      WithBias(MakeRow(dtype, x, 1.0f, 161), {{2, 1.0f}, {8, -kInf}}));
+    rows.emplace_back("bias_invalid_repeated_V8",
+                      WithBias(MakeRow(dtype, x, 1.0f, 162), {{5, 1.0f}, {3, 0.5f}, {5, -2.0f}}));
   }
   for (auto& [name, row] : rows) row.family = name;
   return rows;
@@ -137,6 +154,7 @@ std::vector<std::pair<std::string, RowCase>> BiasRows(DType dtype, uint32_t caps
 
 // Each row is filed under the clause it decides, from its content alone.
 std::string_view BiasProperty(const RowCase& row) {
+  if (InvalidRequest(row).code != ErrorCode::kOk) return "INV-ERR-1";  // INV-9's rows
   if (row.min_tokens > 0) return "MINLEN-1";
   if (Bare(row)) return "BIAS-4";
   const RowView v = row.view();

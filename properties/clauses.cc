@@ -419,10 +419,7 @@ constexpr Clause kClauses[] = {
          "certification; a history one step stale shows row by row on pen_sign_rule_V8"},
     {.id = "INV-8",
      .promise = "an invalid penalty or history id is InvalidPenalty",
-     .not_exercised =
-         "no planned or generated row carries an invalid penalty or history id (the generated "
-         "rows carry no history); the reference's penalties_test and stable_cpu's tests check "
-         "INV-8"},
+     .evidence = "row:pen_invalid_nan_V8 row:pen_invalid_history_V8"},
     // --- 17. Per-request seeds ---
     {.id = "IN-7",
      .promise = "a row's seed_mode and seed key its draws (section 17)",
@@ -486,9 +483,8 @@ constexpr Clause kClauses[] = {
          "logit-bias or min-tokens is refused)"},
     {.id = "INV-9",
      .promise = "an invalid bias or minimum-length id is InvalidLogitBias",
-     .not_exercised =
-         "no planned or generated row carries an invalid bias (the generated rows carry none); "
-         "bias_plan_test checks INV-9 on the reference and stable_cpu"},
+     .evidence = "row:bias_invalid_nan_V8 row:bias_invalid_id_V8 row:bias_invalid_repeated_V8 "
+                 "row:min_tokens_invalid_eos_V8"},
 };
 
 constexpr std::string_view kSuiteOwn[] = {

@@ -228,6 +228,7 @@ inline constexpr PropertyLine kPenaltyProperties[] = {
     {"PEN-3", "presence and frequency subtract alpha * count + beta * [count > 0]"},
     {"PEN-4", "penalties off with a history: bit for bit the row without it"},
     {"PEN-POL-1", "each rule sees the history its declaration names (prompt-only tokens)"},
+    {"INV-ERR-1", "an invalid penalty or history id is refused with InvalidPenalty (INV-8)"},
 };
 inline constexpr PropertyLine kBiasProperties[] = {
     {"BIAS-1", "the bias is added before the penalties, temperature and truncation"},
@@ -235,6 +236,7 @@ inline constexpr PropertyLine kBiasProperties[] = {
     {"BIAS-3", "logit plus bias is the exact sum, never an overflow"},
     {"BIAS-4", "biases of +-0 change nothing: bit for bit the row without them"},
     {"MINLEN-1", "the end-of-sequence id is banned while the output is shorter than min_tokens"},
+    {"INV-ERR-1", "an invalid bias or minimum-length id is refused with InvalidLogitBias (INV-9)"},
 };
 inline constexpr PropertyLine kDeviationProperties[] = {
     {"DEV-1", "a declared greedy threshold is reported as a Warning with its size"},

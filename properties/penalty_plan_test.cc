@@ -15,6 +15,7 @@
 #include "adapters/sampler.h"
 #include "properties/conformance.h"
 #include "properties/plan.h"
+#include "properties/rewritten_row.h"
 #include "registry/open_sampler.h"
 #include "sampcert/reference_distribution.h"
 #include "tests/mutants/penalty_mutants.h"
@@ -127,6 +128,23 @@ TEST(PenaltyPlan, NoItemsWithoutTheCapability) {
 // Each row is decisive for its clause under either declaration of PEN-POL-1: the reference for
 // the row under the declared histories differs from the one under the other history by more
 // than the quick profile's TV, and each penalized row from the row without penalties.
+// INV-8's planned rows: invalid whatever the policies, with InvalidPenalty, filed under
+// INV-ERR-1; the others valid.
+TEST(PenaltyPlan, InvalidRowsAreInv8) {
+  for (DType d : {DType::kF32, DType::kF16, DType::kBF16}) {
+    int invalid = 0;
+    for (const auto& [name, row] : PenaltyRows(d, ~0u)) {
+      const Error e = InvalidRequest(row);
+      const bool planned_invalid = name.starts_with("pen_invalid_");
+      EXPECT_EQ(e.code, planned_invalid ? ErrorCode::kInvalidPenalty : ErrorCode::kOk)
+          << name << ": " << e.message;
+      EXPECT_EQ(PenaltyProperty(row) == "INV-ERR-1", planned_invalid) << name;
+      invalid += planned_invalid;
+    }
+    EXPECT_EQ(invalid, 2) << DTypeName(d);
+  }
+}
+
 TEST(PenaltyPlan, RowsAreDecisive) {
   auto tv = [](const ReferenceDistribution& a, const ReferenceDistribution& b) {
     long double d = 0;
@@ -134,6 +152,7 @@ TEST(PenaltyPlan, RowsAreDecisive) {
     return static_cast<double>(d / 2);
   };
   for (const auto& [name, row] : PenaltyRows(DType::kF32, ~0u)) {
+    if (InvalidRequest(row).code != ErrorCode::kOk) continue;  // PenaltyPlan.InvalidRowsAreInv8
     const bool off = !row.view().HasPenalties();
     for (PenaltyHistory rep : {PenaltyHistory::kPromptAndOutput, PenaltyHistory::kOutputOnly}) {
       for (PenaltyHistory add : {PenaltyHistory::kPromptAndOutput, PenaltyHistory::kOutputOnly}) {

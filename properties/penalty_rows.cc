@@ -99,12 +99,21 @@ std::vector<std::pair<std::string, RowCase>> PenaltyRows(DType dtype, uint32_t c
     r.top_k = 3;
     rows.emplace_back("pen_before_top_k_V8", std::move(r));
   }
+  // INV-8: an invalid request is refused with InvalidPenalty, never sampled: a NaN presence
+  // penalty, and an output id equal to V (one past the last token).
+  const std::vector<float> plain = {0.3f, 1.0f, -0.4f, 1.6f, 0.8f, -1.2f, 0.1f, 0.6f};
+  rows.emplace_back("pen_invalid_nan_V8",
+                    WithHistory(MakeRow(dtype, plain, 1.0f, 147), {}, {1, 3}, 1.0f,
+                                std::numeric_limits<float>::quiet_NaN(), 0.0f));
+  rows.emplace_back("pen_invalid_history_V8",
+                    WithHistory(MakeRow(dtype, plain, 1.0f, 148), {2}, {1, 8}, 1.3f, 0.0f, 0.0f));
   for (auto& [name, row] : rows) row.family = name;
   return rows;
 }
 
 // Each row is filed under the clause it decides, from its content alone.
 std::string_view PenaltyProperty(const RowCase& row) {
+  if (InvalidRequest(row).code != ErrorCode::kOk) return "INV-ERR-1";  // INV-8's rows
   if (!row.view().HasPenalties()) return "PEN-4";
   // A reward (r < 1) that takes a logit past the dtype's largest finite value decides PEN-4's
   // "never infinite" (pen_overflow_V8).

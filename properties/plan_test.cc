@@ -15,6 +15,7 @@
 #include "properties/distribution.h"
 #include "properties/generators.h"
 #include "properties/portable_random.h"
+#include "properties/rewritten_row.h"
 #include "properties/statistics/binomial.h"
 #include "properties/statistics/cells.h"
 #include "properties/statistics/chi_square.h"
@@ -100,6 +101,7 @@ TEST(Plan, LooksSpendTheLevelAndTheLastLookHasThePower) {
     if (it.kind == ItemKind::kVerify) continue;  // its chains' power: verify_test
     const std::optional<RowCase> row = PlannedRowByName(DTypeFromName(it.dtype), it.name, ~0u);
     ASSERT_TRUE(row.has_value());
+    if (InvalidRequest(*row).code != ErrorCode::kOk) continue;  // INV-ERR-1's: no draws
     auto ref = ComputeReference(row->view(), info.policies);
     ASSERT_TRUE(ref.ok());
     if (it.kind == ItemKind::kIndependence) {
@@ -283,7 +285,7 @@ TEST(Plan, GeneratedAndPlannedRowsArePinned) {
       for (uint8_t b : r.mask) h = Mix(h, b);
     }
   }
-  EXPECT_EQ(h, 13225381296188752267u) << "row digest " << h;
+  EXPECT_EQ(h, 572776161046945681u) << "row digest " << h;
 }
 
 // Issue 9: the boundary rows put a may-keep token in front of DIST-2 under each built-in's

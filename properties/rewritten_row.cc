@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include "adapters/declarations.h"
+#include "properties/case_check.h"
 #include "properties/plan.h"
 #include "properties/probability_check.h"
 #include "properties/sequential_rule.h"
 #include "sampcert/reference_distribution.h"
+#include "sampcert/row_validation.h"
 #include "sampcert/sampler_abi.h"
 #include "sampcert/tolerance.h"
 
@@ -18,9 +20,26 @@ constexpr uint64_t kIdentityDraws = 1024;
 
 }  // namespace
 
+Error InvalidRequest(const RowCase& row) {
+  return ValidateRowParameters(row.view(), Policies{}, 0);
+}
+
 std::vector<results::TestResult> RunRewrittenRow(const ItemRun& ctx, const Rewrite& rewrite) {
   const RowCase& row = *ctx.row;
   const adapters::SamplerInfo& info = ctx.sampler.info();
+  if (const Error invalid = InvalidRequest(row); invalid.code != ErrorCode::kOk) {
+    results::TestResult r = ctx.base;
+    r.cases = 1;
+    const Outcome o = CheckInvalid(ctx.sampler, row, ctx.item.seed, invalid);
+    if (!o.ok) {
+      FailItem(r, "an invalid request: " + o.message, ctx);
+      return {r};
+    }
+    r.status = results::Status::kPass;
+    r.note = fmt::format("The invalid request was refused with {}, as SPEC section 5 asks ({}).",
+                         ErrorCodeName(invalid.code), invalid.message);
+    return {r};
+  }
   const Expected<ReferenceDistribution> ref = ComputeReference(row.view(), info.policies);
   results::TestResult r = ctx.base;
   std::string note;

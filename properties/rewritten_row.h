@@ -3,7 +3,8 @@
 // probabilities against the reference within its accuracy class (PROB-1's table, where
 // probabilities are declared); where the request changes nothing, the row bit for bit the same
 // row without it (probabilities, and the first draws under one seed where determinism is
-// declared); then the draws against the reference, as DIST-1.
+// declared); then the draws against the reference, as DIST-1. A row whose request is invalid is
+// checked for the right error instead (INV-ERR-1).
 #ifndef SAMPCERT_PROPERTIES_REWRITTEN_ROW_H_
 #define SAMPCERT_PROPERTIES_REWRITTEN_ROW_H_
 
@@ -27,6 +28,12 @@ struct Rewrite {
   std::string_view identity_what;    // "penalties off, yet" ... / "the zero biases"
 };
 
+// The reference's error for a row whose request is invalid (INV-8: a penalty or a history id;
+// INV-9: a bias or the minimum length's id), or an error of code kOk for a valid one. Such a
+// planned row is INV-ERR-1's: the sampler must refuse it with that code, and return no token.
+Error InvalidRequest(const RowCase& row);
+
+// An invalid row (InvalidRequest) is checked by INV-ERR-1 alone; a valid one as above.
 std::vector<results::TestResult> RunRewrittenRow(const ItemRun& ctx, const Rewrite& rewrite);
 
 }  // namespace sampcert::properties

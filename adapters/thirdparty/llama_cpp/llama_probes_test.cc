@@ -233,6 +233,21 @@ TEST(LlamaProbes, PenaltiesSeeEveryAcceptedTokenRepetitionOncePerToken) {
   EXPECT_STREQ(llama_sampler_name(off.get()), "?penalties");
 }
 
+TEST(LlamaProbes, PenaltiesValidateNothing) {
+  // SPEC INV-8: a NaN penalty and a history id outside [0, V) are InvalidPenalty. llama.cpp has
+  // no error path for either: llama_sampler_init_penalties takes a NaN presence penalty, which
+  // makes a seen token's logit NaN, and the chain still returns a token; llama_sampler_accept
+  // takes the id V (one past the last token) and counts it, no candidate matches it, and the
+  // chain returns tokens as if it were not there.
+  const std::vector<float> x{0.5f, 1.0f, -0.5f, 0.25f};
+  const std::vector<float> nan_presence = Penalized(x, {1}, 1.0f, 0.0f, kNan);
+  EXPECT_TRUE(std::isnan(nan_presence[1]));
+  EXPECT_EQ(nan_presence[0], x[0]);
+  EXPECT_FALSE(DrawsWithPenalties(x, {1}, 1.0f, 0.0f, kNan).empty());
+  EXPECT_EQ(Penalized(x, {4, 1}, 2.0f, 0.0f, 0.0f), (std::vector<float>{0.5f, 0.5f, -0.5f, 0.25f}));
+  EXPECT_EQ(DrawsWithPenalties(x, {4}, 2.0f, 0.0f, 0.0f).size(), 4u);
+}
+
 TEST(LlamaProbes, PenaltiesInFloatOverflowAFiniteLogit) {
   // SPEC PEN-4: a penalty never makes a finite logit infinite (x' is the exact real). llama.cpp
   // computes x' in float (llama-sampler.cpp, llama_sampler_penalties_apply): 3e38 / 0.5 is

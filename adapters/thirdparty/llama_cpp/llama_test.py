@@ -11,7 +11,8 @@ Usage: llama_test.py MODE SAMPCERT PLUGIN WORK_DIR SOURCE_DIR
   MODE penalties: PLUGIN is the penalties variant (libsampcert_llama_cpp_penalties.so): its
        declaration, then each penalty item of its quick plan (SPEC section 16, "Planned rows"),
        `sampcert run --profile quick --item ITEM --expect expectations_penalties.json`, two at a
-       time; every item must run, give its PEN-* result and match the expectations file.
+       time; every item must run, give its PEN-* result (INV-ERR-1 on INV-8's invalid
+       requests) and match the expectations file.
 PLUGIN empty: llama.cpp was not built (adapters/thirdparty/llama_cpp/install.sh): exit 77
 (skipped) with a message, or 1 under CI=true, where a third-party test must run.
 """
@@ -129,10 +130,10 @@ elif mode == "penalties":
           and out.count("prompt and output") == 2, out)
     rc, out = run("plan", "--sampler", plugin, "--profile", "quick")
     items = [line.split()[1] for line in out.splitlines() if line.startswith("penalties ")]
-    # Seven planned rows per dtype (penalty_rows.cc), the top-k one included: a plan that stops
-    # sending them certifies nothing.
-    check("the quick plan has the 21 penalty items (7 rows x 3 dtypes)",
-          rc == 0 and len(items) == 21, out[-3000:])
+    # Nine planned rows per dtype (penalty_rows.cc), the top-k one and INV-8's two invalid
+    # requests included: a plan that stops sending them certifies nothing.
+    check("the quick plan has the 27 penalty items (9 rows x 3 dtypes)",
+          rc == 0 and len(items) == 27, out[-3000:])
     expect = os.path.join(source, "expectations_penalties.json")
 
     def certify(item):
@@ -144,12 +145,14 @@ elif mode == "penalties":
                 results = json.load(f)["results"]
         except (OSError, ValueError):
             results = []
-        return item, rc, out, [r for r in results if r["property"].startswith("PEN-")]
+        return item, rc, out, [r for r in results
+                               if r["property"].startswith("PEN-") or r["property"] == "INV-ERR-1"]
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         for item, rc, out, pen in pool.map(certify, items):
             statuses = ", ".join(f"{r['property']} {r['status']}" for r in pen)
-            check(f"{item}: {statuses or 'no PEN-* result'}, as the expectations file says",
+            check(f"{item}: {statuses or 'no PEN-* or INV-ERR-1 result'}, as the expectations "
+                  "file says",
                   rc == 0 and len(pen) > 0, out[-3000:])
     print(f"llama.cpp penalties run: {time.monotonic() - start:.1f} s")
 else:
