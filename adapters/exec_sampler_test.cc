@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -64,20 +65,35 @@ TEST(ExecSampler, NotAProtocolServerIsAnErrorNotAHang) {
   EXPECT_NE(s.error().message.find("exited with status 0"), std::string::npos) << s.error().message;
 }
 
-// The error of opening a Python child (the sampcert.protocol helper) declaring `capability`
-// besides f32 and speaking protocol 1.`minor`; "" when it opens.
+// A Python child running `body` after `import numpy as np; import sampcert.protocol as sp` (the
+// source tree's helper), opened as a sampler; the error of opening it otherwise.
+Expected<std::unique_ptr<Sampler>> OpenPythonChild(const std::string& python,
+                                                   const std::string& body) {
+  auto p = OpenExecSampler(python + " -c 'import sys; sys.path.insert(0, \"" + SOURCE_DIR +
+                           "/python\"); import numpy as np; import sampcert.protocol as sp\n" +
+                           body + "'");
+  if (!p.ok()) return p.error();
+  return Sampler::Open(p->api, p->library);
+}
+
+// The error of opening a Python child declaring `capability` besides f32 and speaking protocol
+// 1.`minor`; "" when it opens.
 std::string OpenPythonChildDeclaring(const std::string& python, const std::string& capability,
                                      int minor) {
-  const std::string script = std::string(SOURCE_DIR) + "/python";
-  auto p = OpenExecSampler(
-      python + " -c 'import sys; sys.path.insert(0, \"" + script +
-      "\"); import sampcert.protocol as sp; sp.PROTOCOL_MINOR = " + std::to_string(minor) +
-      "; sp.serve(lambda *a: None, sp.Info(name=\"p\", "
-      "capabilities=[\"f32\", \"" +
-      capability + "\"]))'");
-  if (!p.ok()) return "cannot open: " + p.error().message;
-  auto s = Sampler::Open(p->api, p->library);
+  auto s = OpenPythonChild(python, "sp.PROTOCOL_MINOR = " + std::to_string(minor) +
+                                       "; sp.serve(lambda *a: None, sp.Info(name=\"p\", "
+                                       "capabilities=[\"f32\", \"" +
+                                       capability + "\"]))");
   return s.ok() ? "" : s.error().message;
+}
+
+// An f32 row of `logits` (bit patterns) at the defaults.
+RowView F32Row(const std::vector<uint32_t>& logits) {
+  RowView row;
+  row.dtype = DType::kF32;
+  row.vocab = logits.size();
+  row.logits = logits.data();
+  return row;
 }
 
 // Protocol 1.4 sends no token history, no penalties and no row's seed, 1.5 no logit bias and no
@@ -104,26 +120,19 @@ TEST(ExecSampler, AChildDeclaringWhatItsProtocolDoesNotCarryIsRefused) {
 TEST(ExecSampler, APythonChildReadsThePenaltiesSeedAndHistory) {
   const std::string python = NUMPY_PYTHON;
   if (python.empty()) GTEST_SKIP() << "no python3 with numpy";
-  const std::string script = std::string(SOURCE_DIR) + "/python";
-  auto p = OpenExecSampler(
-      python + " -c 'import sys; sys.path.insert(0, \"" + script +
-      "\"); import numpy as np; import sampcert.protocol as sp\n"
+  auto s = OpenPythonChild(
+      python,
       "def sample(batch, seed, first, n):\n"
       "    r = batch.rows[0]\n"
       "    return np.array([[len(r.prompt_tokens), len(r.output_tokens), r.output_tokens[-1],\n"
       "        r.prompt_tokens[0], r.repetition_penalty * 10, r.presence_penalty * 10,\n"
       "        r.frequency_penalty * 10, r.seed, r.seed_mode, r.row_id]], dtype=np.int64)\n"
       "sp.serve(sample, sp.Info(name=\"h\", capabilities=[\"f32\", \"penalties\", "
-      "\"seeds\"]))'");
-  ASSERT_TRUE(p.ok()) << p.error().message;
-  auto s = Sampler::Open(p->api, p->library);
+      "\"seeds\"]))");
   ASSERT_TRUE(s.ok()) << s.error().message;
   const std::vector<uint32_t> logits(100, 0u);
   const std::vector<int64_t> prompt = {4, 9}, output = {1, 2, 5};
-  RowView row;
-  row.dtype = DType::kF32;
-  row.vocab = logits.size();
-  row.logits = logits.data();
+  RowView row = F32Row(logits);
   row.row_id = 3;
   row.repetition_penalty = 2.0f;
   row.presence_penalty = 0.5f;
@@ -146,10 +155,8 @@ TEST(ExecSampler, APythonChildReadsThePenaltiesSeedAndHistory) {
 TEST(ExecSampler, APythonChildReadsTheBiasAndMinimumLength) {
   const std::string python = NUMPY_PYTHON;
   if (python.empty()) GTEST_SKIP() << "no python3 with numpy";
-  const std::string script = std::string(SOURCE_DIR) + "/python";
-  auto p = OpenExecSampler(
-      python + " -c 'import sys; sys.path.insert(0, \"" + script +
-      "\"); import numpy as np; import sampcert.protocol as sp\n"
+  auto s = OpenPythonChild(
+      python,
       "def sample(batch, seed, first, n):\n"
       "    out = []\n"
       "    for r in batch.rows:\n"
@@ -161,17 +168,12 @@ TEST(ExecSampler, APythonChildReadsTheBiasAndMinimumLength) {
       "            len(r.output_tokens)])\n"
       "    return np.array(out, dtype=np.int64)\n"
       "sp.serve(sample, sp.Info(name=\"b\", capabilities=[\"f32\", \"batch\", \"penalties\", "
-      "\"logit-bias\", \"min-tokens\"]))'");
-  ASSERT_TRUE(p.ok()) << p.error().message;
-  auto s = Sampler::Open(p->api, p->library);
+      "\"logit-bias\", \"min-tokens\"]))");
   ASSERT_TRUE(s.ok()) << s.error().message;
   const std::vector<uint32_t> logits(50, 0u);
   const std::vector<int64_t> bias_tokens = {7, 3, 49}, output = {1};
   const std::vector<float> bias_values = {-2.25f, 0.5f, -std::numeric_limits<float>::infinity()};
-  RowView row;
-  row.dtype = DType::kF32;
-  row.vocab = logits.size();
-  row.logits = logits.data();
+  RowView row = F32Row(logits);
   row.bias_tokens = bias_tokens.data();
   row.bias_values = bias_values.data();
   row.num_bias = bias_tokens.size();
@@ -179,11 +181,7 @@ TEST(ExecSampler, APythonChildReadsTheBiasAndMinimumLength) {
   row.eos_token_id = 11;
   row.output_tokens = output.data();
   row.num_output_tokens = output.size();
-  RowView plain;
-  plain.dtype = DType::kF32;
-  plain.vocab = logits.size();
-  plain.logits = logits.data();
-  const Batch batch{DType::kF32, logits.size(), {row, plain}};
+  const Batch batch{DType::kF32, logits.size(), {row, F32Row(logits)}};
   auto tokens = (*s)->Sample(batch, 1, 0, 8);
   ASSERT_TRUE(tokens.ok()) << tokens.error().message;
   EXPECT_EQ(*tokens, (std::vector<int64_t>{3, 5, 11, 7, -9, 49, 1, 1,  //
@@ -199,11 +197,7 @@ TEST(ExecSampler, AForkedProcessGetsItsOwnChildAndTheSameDraws) {
   auto s = Sampler::Open(p->api, p->library, "check-config=x");
   ASSERT_TRUE(s.ok()) << s.error().message;
   const std::vector<uint32_t> logits = {0x3f800000u, 0x40000000u, 0u, 0x40400000u};
-  RowView row;
-  row.dtype = DType::kF32;
-  row.vocab = logits.size();
-  row.logits = logits.data();
-  row.temperature = 1.0f;
+  RowView row = F32Row(logits);
   row.row_id = 77;
   const Batch batch{DType::kF32, logits.size(), {row}};
   auto parent = (*s)->Sample(batch, 9, 0, 64);
