@@ -24,9 +24,10 @@ int main(void) {
   batch.vocab = 2;
   batch.num_rows = 1;
   batch.rows = &row;
-  if (sizeof(sampcert_row) != 160 || SAMPCERT_ROW_MINOR3_STRUCT_SIZE != 56 ||
+  if (sizeof(sampcert_row) != 176 || SAMPCERT_ROW_MINOR3_STRUCT_SIZE != 56 ||
       SAMPCERT_ROW_MINOR4_STRUCT_SIZE != 104 || SAMPCERT_ROW_MINOR5_STRUCT_SIZE != 120 ||
-      sizeof(sampcert_batch) != 40 || sizeof(sampcert_sampler_api) != 64 ||
+      SAMPCERT_ROW_MINOR6_STRUCT_SIZE != 160 || sizeof(sampcert_batch) != 80 ||
+      SAMPCERT_BATCH_MINOR7_STRUCT_SIZE != 40 || sizeof(sampcert_sampler_api) != 64 ||
       sizeof(sampcert_chain) != 56 || sizeof(sampcert_chain_batch) != 72 ||
       sizeof(sampcert_error) != 1048 || sizeof(sampcert_sampler_info) != 120) {
     fprintf(stderr, "unexpected ABI struct sizes\n");

@@ -12,6 +12,30 @@
 
 namespace sampcert::adapters {
 
+Error CheckMaskLayout(const sampcert_row& row, uint32_t capabilities) {
+  if (row.mask_layout == kMaskBytes) {
+    if (row.packed_mask != nullptr) {
+      return Error{ErrorCode::kInvalidArgument, "packed_mask is set but mask_layout is 0 (bytes)"};
+    }
+    return Error{};
+  }
+  if (row.mask_layout != kMaskPacked) {
+    return Error{
+        ErrorCode::kInvalidArgument,
+        fmt::format("mask_layout is {} (must be 0, bytes, or 1, packed words)", row.mask_layout)};
+  }
+  if ((capabilities & SAMPCERT_CAP_PACKED_MASK) == 0) {
+    return Error{ErrorCode::kUnsupported, "packed masks are not declared"};
+  }
+  if (row.packed_mask != nullptr && (capabilities & SAMPCERT_CAP_MASK) == 0) {
+    return Error{ErrorCode::kUnsupported, "masks are not declared"};
+  }
+  if (row.mask != nullptr) {
+    return Error{ErrorCode::kInvalidArgument, "mask_layout is 1 (packed words) but mask is set"};
+  }
+  return Error{};
+}
+
 RowView ToRowView(const sampcert_batch& batch, std::size_t r) {
   return ToRowView(batch.rows[r], batch.dtype, batch.vocab);
 }
@@ -34,10 +58,15 @@ RowView ToRowView(const sampcert_row& row, int32_t dtype, uint64_t vocab) {
   }
   // MINOR 6 (SPEC section 18): the bias where the struct covers it (min_tokens and eos_token_id
   // are the table's fields).
-  if (row.struct_size >= SAMPCERT_ROW_STRUCT_SIZE) {
+  if (row.struct_size >= SAMPCERT_ROW_MINOR6_STRUCT_SIZE) {
     v.bias_tokens = row.bias_tokens;
     v.bias_values = row.bias_values;
     v.num_bias = static_cast<std::size_t>(row.num_bias);
+  }
+  // MINOR 7 (SPEC section 19): a packed mask (mask_layout is the table's field).
+  if (row.struct_size >= SAMPCERT_ROW_STRUCT_SIZE && v.mask_layout == kMaskPacked) {
+    v.packed_mask = row.packed_mask;
+    v.mask = nullptr;
   }
   return v;
 }
@@ -67,9 +96,29 @@ Error FromAbiError(int32_t status, const sampcert_error& error) {
 Error CheckBatchShape(const sampcert_batch* batch, uint32_t capabilities) {
   auto bad = [](std::string what) { return Error{ErrorCode::kInvalidArgument, std::move(what)}; };
   if (batch == nullptr) return bad("batch is null");
-  if (batch->struct_size < SAMPCERT_BATCH_STRUCT_SIZE) {
+  if (batch->struct_size < SAMPCERT_BATCH_MINOR7_STRUCT_SIZE) {
     return bad(fmt::format("batch struct_size {} is smaller than {}", batch->struct_size,
-                           SAMPCERT_BATCH_STRUCT_SIZE));
+                           SAMPCERT_BATCH_MINOR7_STRUCT_SIZE));
+  }
+  // MINOR 8 (SPEC section 20): the log-probabilities asked for.
+  if (const int32_t mode = BatchLogprobMode(*batch); mode != SAMPCERT_LOGPROBS_NONE) {
+    const uint32_t cap = LogprobCapability(mode);
+    if (cap == 0) {
+      return bad(fmt::format("logprob_mode {} is not 1 (raw), 2 (scaled) or 3 (processed)", mode));
+    }
+    if ((capabilities & cap) == 0) {
+      return Error{ErrorCode::kUnsupported,
+                   fmt::format("log-probabilities in mode {} are not declared", mode)};
+    }
+    if (batch->out_logprobs == nullptr ||
+        (batch->top_logprobs > 0 &&
+         (batch->out_top_tokens == nullptr || batch->out_top_logprobs == nullptr))) {
+      return bad("log-probabilities asked for without their output buffers");
+    }
+    if (batch->top_logprobs > batch->vocab) {
+      return bad(fmt::format("top_logprobs {} is larger than the vocabulary ({})",
+                             batch->top_logprobs, batch->vocab));
+    }
   }
   if (batch->dtype < 0 || batch->dtype > 2) {
     return bad(fmt::format("unknown dtype code {}", batch->dtype));
@@ -93,6 +142,11 @@ Error CheckBatchShape(const sampcert_batch* batch, uint32_t capabilities) {
     if (batch->rows[r].mask != nullptr && (capabilities & SAMPCERT_CAP_MASK) == 0) {
       Error e{ErrorCode::kUnsupported, fmt::format("row {}: masks are not declared", r),
               static_cast<int64_t>(r)};
+      return e;
+    }
+    if (Error e = CheckMaskLayout(batch->rows[r], capabilities); e.code != ErrorCode::kOk) {
+      e.message = fmt::format("row {}: {}", r, e.message);
+      e.row = static_cast<int64_t>(r);
       return e;
     }
     if ((capabilities & SAMPCERT_CAP_PENALTIES) == 0 && ToRowView(*batch, r).HasPenalties()) {
@@ -185,6 +239,11 @@ Error CheckChainBatch(const sampcert_chain_batch* batch, uint32_t capabilities) 
         return Error{ErrorCode::kUnsupported,
                      fmt::format("chain {}, {} row {}: masks are not declared", c, what, j + 1),
                      ci};
+      }
+      if (Error e = CheckMaskLayout(r, capabilities); e.code != ErrorCode::kOk) {
+        e.message = fmt::format("chain {}, {} row {}: {}", c, what, j + 1, e.message);
+        e.row = ci;
+        return e;
       }
       return Error{};
     };

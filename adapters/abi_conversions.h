@@ -20,6 +20,38 @@ RowView ToRowView(const sampcert_batch& batch, std::size_t r);
 // covers (the history from MINOR 4's layout on), the rest at their defaults.
 RowView ToRowView(const sampcert_row& row, int32_t dtype, uint64_t vocab);
 
+// A batch header of this MINOR over `num_rows` rows, asking for no log-probabilities.
+inline sampcert_batch AbiBatch(int32_t dtype, uint64_t vocab, uint64_t num_rows,
+                               const sampcert_row* rows) {
+  sampcert_batch b{};
+  b.struct_size = SAMPCERT_BATCH_STRUCT_SIZE;
+  b.dtype = dtype;
+  b.vocab = vocab;
+  b.num_rows = num_rows;
+  b.rows = rows;
+  return b;
+}
+
+// The log-probabilities a batch asks for (ABI MINOR 8, SPEC section 20): its logprob_mode, or
+// SAMPCERT_LOGPROBS_NONE where its struct_size does not cover the MINOR 8 fields.
+inline int32_t BatchLogprobMode(const sampcert_batch& batch) {
+  return batch.struct_size >= offsetof(sampcert_batch, out_top_logprobs) + sizeof(double*)
+             ? batch.logprob_mode
+             : SAMPCERT_LOGPROBS_NONE;
+}
+
+// The capability bit a logprob mode needs (0 for an unknown mode).
+constexpr uint32_t LogprobCapability(int32_t mode) {
+  return mode == SAMPCERT_LOGPROBS_RAW         ? SAMPCERT_CAP_LOGPROBS_RAW
+         : mode == SAMPCERT_LOGPROBS_SCALED    ? SAMPCERT_CAP_LOGPROBS_SCALED
+         : mode == SAMPCERT_LOGPROBS_PROCESSED ? SAMPCERT_CAP_LOGPROBS_PROCESSED
+                                               : 0u;
+}
+
+// A row's mask layout (ABI MINOR 7, SPEC section 19; the row's struct_size covers it): bytes
+// with no packed_mask, or packed words with no `mask`, only with packed-mask (and mask) declared.
+Error CheckMaskLayout(const sampcert_row& row, uint32_t capabilities);
+
 // Writes `error` into the caller's struct (message truncated to fit, always NUL-terminated) and
 // returns its code as the ABI status. Safe with a null `out`.
 int32_t FillAbiError(const Error& error, sampcert_error* out);
@@ -28,8 +60,9 @@ int32_t FillAbiError(const Error& error, sampcert_error* out);
 Error FromAbiError(int32_t status, const sampcert_error& error);
 
 // ABI-level shape checks every call makes before any semantics: struct sizes, dtype code,
-// num_rows, null pointers, batch capability. Returns kOk or a kInvalidArgument /
-// kUnsupported error.
+// num_rows, null pointers, batch capability, and (MINOR 8) the log-probabilities asked for: a
+// known mode the sampler declares, with its output buffers. Returns kOk or a kInvalidArgument /
+// kUnsupported error. A batch of the MINOR 7 layout (40 bytes, an older host's) is accepted.
 Error CheckBatchShape(const sampcert_batch* batch, uint32_t capabilities);
 
 // The same for a verify() call (ABI MINOR 2), and the drafts' validity (VER-INV-1): k >= 1 and

@@ -78,6 +78,9 @@ struct BuiltinApi {
       if (sampler == nullptr || out == nullptr) {
         return Error{ErrorCode::kInvalidArgument, "sampler or output buffer is null"};
       }
+      if (BatchLogprobMode(*batch) != SAMPCERT_LOGPROBS_NONE) {
+        return Error{ErrorCode::kInvalidArgument, "log-probabilities are asked of sample() only"};
+      }
       return reinterpret_cast<Impl*>(sampler)->Probabilities(*batch, out);
     });
   }

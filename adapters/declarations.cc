@@ -149,6 +149,10 @@ constexpr Capability kCapabilities[] = {
     {SAMPCERT_CAP_VERIFY_ACCEPTANCE, "verify-acceptance", "verify's acceptance probabilities"},
     // ABI MINOR 6 (BIAS-CAP-1): the bias is a list of the row (RowView), not a table field.
     {SAMPCERT_CAP_LOGIT_BIAS, "logit-bias", "logit bias"},
+    // ABI MINOR 8 (LOGP-CAP-1): the modes of the log-probabilities sample() can return.
+    {SAMPCERT_CAP_LOGPROBS_RAW, "logprobs-raw", "raw log-probabilities"},
+    {SAMPCERT_CAP_LOGPROBS_SCALED, "logprobs-scaled", "scaled log-probabilities"},
+    {SAMPCERT_CAP_LOGPROBS_PROCESSED, "logprobs-processed", "processed log-probabilities"},
 };
 
 // ---- Helpers of the codecs ----

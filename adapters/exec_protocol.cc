@@ -81,6 +81,13 @@ Error AppendBatch(const sampcert_batch& b, uint32_t minor, Writer* out) {
     lists[r] = *row_lists;
     const bool has_history = !lists[r].prompt.empty() || !lists[r].output.empty();
     const bool has_bias = !lists[r].bias_tokens.empty();
+    if (views[r].mask_layout != kMaskBytes) {  // mask_layout is on no wire (SPEC section 19)
+      return Error{ErrorCode::kUnsupported,
+                   fmt::format("row {}: no version of the exec protocol carries a packed mask "
+                               "(mask_layout {})",
+                               r, views[r].mask_layout),
+                   static_cast<int64_t>(r)};
+    }
     if ((header_bytes < kRowHeaderBytesMinor5 && has_history) ||
         (header_bytes < kRowHeaderBytes && has_bias) || !RowHeaderCarries(views[r], header_bytes)) {
       return Error{ErrorCode::kUnsupported,
@@ -247,8 +254,7 @@ Expected<std::string> EncodeVerifyRequest(const sampcert_chain_batch& batch, uin
   w.Put<uint64_t>(batch.num_chains);
   w.Put<uint64_t>(batch.max_drafts);
   w.out += chains.out;
-  const sampcert_batch targets{
-      SAMPCERT_BATCH_STRUCT_SIZE, batch.dtype, 0, batch.vocab, rows.size(), rows.data()};
+  const sampcert_batch targets = AbiBatch(batch.dtype, batch.vocab, rows.size(), rows.data());
   if (draft_rows == nullptr) {
     for (const double* q : drafts) {
       w.out.append(reinterpret_cast<const char*>(q), v * sizeof(double));
@@ -260,8 +266,8 @@ Expected<std::string> EncodeVerifyRequest(const sampcert_chain_batch& batch, uin
   if (Error e = AppendBatch(targets, minor, &target_bytes); e.code != ErrorCode::kOk) return e;
   w.Put<uint64_t>(target_bytes.out.size());
   w.out += target_bytes.out;
-  const sampcert_batch draft_batch{SAMPCERT_BATCH_STRUCT_SIZE, batch.draft_dtype,  0, batch.vocab,
-                                   draft_logits.size(),        draft_logits.data()};
+  const sampcert_batch draft_batch =
+      AbiBatch(batch.draft_dtype, batch.vocab, draft_logits.size(), draft_logits.data());
   return EncodeBatch(draft_batch, minor, std::move(w));
 }
 

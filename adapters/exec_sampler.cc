@@ -403,6 +403,24 @@ int32_t DecodeInfoReply(Program& p, const std::string& reply, sampcert_error* er
       return SAMPCERT_STATUS_INVALID_ARGUMENT;
     }
   }
+  // Packed masks (SPEC section 19, ABI MINOR 7) and log-probabilities (section 20, MINOR 8)
+  // are on no protocol version's wire: a child that declares them would be certified on what it
+  // never receives or returns.
+  static constexpr std::pair<uint32_t, const char*> kNotOnWire[] = {
+      {SAMPCERT_CAP_PACKED_MASK, "packed-mask (an exec child receives its masks as bytes)"},
+      {SAMPCERT_CAP_LOGPROBS_RAW, "logprobs-raw (a SAMPLE reply carries tokens only)"},
+      {SAMPCERT_CAP_LOGPROBS_SCALED, "logprobs-scaled (a SAMPLE reply carries tokens only)"},
+      {SAMPCERT_CAP_LOGPROBS_PROCESSED, "logprobs-processed (a SAMPLE reply carries tokens only)"},
+  };
+  for (const auto& [bit, what] : kNotOnWire) {
+    if (ok && (i.capabilities & bit) != 0) {
+      SetError(err, SAMPCERT_STATUS_INVALID_ARGUMENT, -1,
+               fmt::format("exec sampler '{}' declares {}, which no version of the exec protocol "
+                           "carries",
+                           p.command, what));
+      return SAMPCERT_STATUS_INVALID_ARGUMENT;
+    }
+  }
   // A newer MINOR may append fields: what follows is ignored (r.AtEnd() is not required).
   if (!ok) {
     SetError(err, SAMPCERT_STATUS_INTERNAL, -1,

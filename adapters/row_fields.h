@@ -319,6 +319,23 @@ inline constexpr RowField kRowFields[] = {
      .invalid = ErrorCode::kInvalidLogitBias,
      .capability = {SAMPCERT_CAP_MIN_TOKENS, "min-tokens", "minimum length"},
      .minor = 6},
+    // ABI MINOR 7 (SPEC section 19): how the mask reaches the sampler, bytes or packed words.
+    // Not on the exec wire (no protocol carries packed masks yet): the exec host refuses a child
+    // declaring packed-mask, and a packed row to any child is UNSUPPORTED (RowHeaderCarries).
+    {.name = "mask_layout",
+     .member = &RowParams::mask_layout,
+     SAMPCERT_ROW_ABI(mask_layout),
+     .wire = {},  // not on the exec wire
+     .row_file_key = "mask_layout",
+     .flag = "--mask-layout",
+     .help = "How the mask reaches the sampler: 0 bytes, 1 packed 32-bit words (packed-mask)",
+     .label = "mask_layout",
+     .range = "[0, 1]",
+     .lo = 0,
+     .hi = 1,
+     .requirement = "must be 0 (bytes) or 1 (packed words)",
+     .capability = {SAMPCERT_CAP_PACKED_MASK, "packed-mask", "packed mask"},
+     .minor = 7},
 };
 
 #undef SAMPCERT_ROW_ABI

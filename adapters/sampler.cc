@@ -14,6 +14,7 @@
 
 #include "adapters/abi_conversions.h"
 #include "adapters/row_fields.h"
+#include "sampcert/packed_mask.h"
 
 namespace sampcert::adapters {
 namespace {
@@ -105,6 +106,11 @@ class AbiRowArray {
 // Every input and output of one call, guarded, and the check after it.
 struct GuardedCall {
   std::vector<Guarded> logits, masks;
+  // MINOR 8: the log-probability outputs (empty buffers when none are asked for).
+  std::optional<Guarded> out_logprobs, out_top_tokens, out_top_logprobs;
+  // The packed masks (SPEC section 19) of the rows whose mask_layout asks for them: the source
+  // the guarded copies in `masks` are compared with (empty for a row given bytes).
+  std::vector<std::vector<uint32_t>> words;
   std::vector<sampcert_row> rows;
   AbiRowArray packed, packed_copy;
   Guarded out;
@@ -113,25 +119,46 @@ struct GuardedCall {
   std::optional<Guarded> header_copy;
   GuardedCall(const Batch& batch, std::vector<sampcert_row> abi_rows, std::size_t row_stride,
               std::size_t out_bytes)
-      : rows(std::move(abi_rows)),
+      : words(PackedMasks(batch)),
+        rows(std::move(abi_rows)),
         packed(row_stride),
         packed_copy(row_stride),
         out(nullptr, out_bytes, /*output=*/true) {
     for (std::size_t r = 0; r < rows.size(); ++r) {
       logits.emplace_back(batch.rows[r].logits, batch.vocab * DTypeBytes(batch.dtype));
-      masks.emplace_back(batch.rows[r].mask, batch.rows[r].mask ? batch.vocab : 0);
       rows[r].logits = logits.back().data();
-      rows[r].mask = static_cast<const uint8_t*>(masks.back().data());
+      if (!words[r].empty()) {
+        masks.emplace_back(words[r].data(), words[r].size() * sizeof(uint32_t));
+        rows[r].mask = nullptr;
+        rows[r].packed_mask = static_cast<const uint32_t*>(masks.back().data());
+      } else {
+        masks.emplace_back(batch.rows[r].mask, batch.rows[r].mask ? batch.vocab : 0);
+        rows[r].mask = static_cast<const uint8_t*>(masks.back().data());
+      }
     }
     packed.reserve(rows.size());
     for (const sampcert_row& r : rows) packed.push_back(r);
     packed_copy = packed;
-    header = sampcert_batch{SAMPCERT_BATCH_STRUCT_SIZE,
-                            static_cast<int32_t>(batch.dtype),
-                            0,
-                            batch.vocab,
-                            rows.size(),
-                            packed.data()};
+    header = AbiBatch(static_cast<int32_t>(batch.dtype), batch.vocab, rows.size(), packed.data());
+    header_copy.emplace(&header, sizeof header);
+  }
+  // Asks for log-probabilities (MINOR 8): fresh outputs, NaN (top tokens -1) until written, and
+  // the batch struct's MINOR 8 fields pointing at them.
+  void AskLogprobs(int32_t mode, std::size_t draws, uint64_t top_n) {
+    const std::size_t n_rows = rows.size();
+    out_logprobs.emplace(nullptr, n_rows * draws * sizeof(double), /*output=*/true);
+    out_top_tokens.emplace(nullptr, n_rows * top_n * sizeof(int64_t), /*output=*/true);
+    out_top_logprobs.emplace(nullptr, n_rows * top_n * sizeof(double), /*output=*/true);
+    std::fill_n(static_cast<double*>(out_logprobs->data()), n_rows * draws,
+                std::numeric_limits<double>::quiet_NaN());
+    std::fill_n(static_cast<int64_t*>(out_top_tokens->data()), n_rows * top_n, int64_t{-1});
+    std::fill_n(static_cast<double*>(out_top_logprobs->data()), n_rows * top_n,
+                std::numeric_limits<double>::quiet_NaN());
+    header.logprob_mode = mode;
+    header.top_logprobs = top_n;
+    header.out_logprobs = static_cast<double*>(out_logprobs->data());
+    header.out_top_tokens = top_n > 0 ? static_cast<int64_t*>(out_top_tokens->data()) : nullptr;
+    header.out_top_logprobs = top_n > 0 ? static_cast<double*>(out_top_logprobs->data()) : nullptr;
     header_copy.emplace(&header, sizeof header);
   }
   const sampcert_batch* Header() const {
@@ -143,6 +170,11 @@ struct GuardedCall {
     auto add = [&](const std::string& what) { v.push_back(fmt::format("{} {}", call, what)); };
     if (!out.BeforeIntact()) add("wrote before the start of its output buffer");
     if (!out.After()) add("wrote past the end of its output buffer");
+    for (const auto* o : {&out_logprobs, &out_top_tokens, &out_top_logprobs}) {
+      if (o->has_value() && (!(*o)->BeforeIntact() || !(*o)->After())) {
+        add("wrote outside a log-probability output buffer");
+      }
+    }
     for (std::size_t r = 0; r < rows.size(); ++r) {
       if (!logits[r].BeforeIntact() || !logits[r].After()) {
         add(fmt::format("wrote next to row {}'s logits (outside the buffer)", r));
@@ -153,7 +185,9 @@ struct GuardedCall {
       if (!masks[r].BeforeIntact() || !masks[r].After()) {
         add(fmt::format("wrote next to row {}'s mask (outside the buffer)", r));
       }
-      if (batch.rows[r].mask != nullptr && !masks[r].SameAs(batch.rows[r].mask)) {
+      const void* mask_source =
+          words[r].empty() ? static_cast<const void*>(batch.rows[r].mask) : words[r].data();
+      if (mask_source != nullptr && !masks[r].SameAs(mask_source)) {
         add(fmt::format("wrote into row {}'s mask (a const input)", r));
       }
     }
@@ -167,6 +201,19 @@ struct GuardedCall {
     return v;
   }
 };
+
+}  // namespace
+
+std::vector<std::vector<uint32_t>> PackedMasks(const Batch& batch) {
+  std::vector<std::vector<uint32_t>> words(batch.rows.size());
+  for (std::size_t r = 0; r < words.size(); ++r) {
+    const RowView& v = batch.rows[r];
+    if (v.mask_layout == kMaskPacked && v.mask != nullptr) words[r] = PackMask(v.mask, v.vocab);
+  }
+  return words;
+}
+
+namespace {
 
 bool IsRowLevel(int32_t code) {
   return (code >= SAMPCERT_STATUS_INVALID_TEMPERATURE && code <= SAMPCERT_STATUS_EMPTY_SUPPORT) ||
@@ -307,7 +354,9 @@ std::vector<sampcert_row> Sampler::AbiRows(const Batch& batch) const {
     sampcert_row& a = rows[r];
     a.struct_size = SAMPCERT_ROW_STRUCT_SIZE;
     a.logits = v.logits;
-    a.mask = v.mask;
+    // A packed row's words are the caller's (PackedMasks; GuardedCall copies them).
+    a.mask = v.mask_layout == kMaskPacked ? nullptr : v.mask;
+    a.packed_mask = nullptr;
     RowParamsToAbi(v, &a);
     a.prompt_tokens = v.prompt_tokens;
     a.output_tokens = v.output_tokens;
@@ -321,7 +370,8 @@ std::vector<sampcert_row> Sampler::AbiRows(const Batch& batch) const {
 }
 
 std::size_t Sampler::RowStride() const {
-  return api_->abi_minor >= 6   ? SAMPCERT_ROW_STRUCT_SIZE
+  return api_->abi_minor >= 7   ? SAMPCERT_ROW_STRUCT_SIZE
+         : api_->abi_minor == 6 ? SAMPCERT_ROW_MINOR6_STRUCT_SIZE
          : api_->abi_minor == 5 ? SAMPCERT_ROW_MINOR5_STRUCT_SIZE
          : api_->abi_minor == 4 ? SAMPCERT_ROW_MINOR4_STRUCT_SIZE
                                 : SAMPCERT_ROW_MINOR3_STRUCT_SIZE;
@@ -357,6 +407,15 @@ Error Sampler::CheckPenalties(const Batch& batch) const {
                      fmt::format("row {}: sampler '{}' does not declare {}", r, info_.name, name),
                      static_cast<int64_t>(r)};
       }
+    }
+  }
+  // MINOR 7 (PMASK-CAP-1): a packed mask only to a sampler that reads packed words.
+  for (std::size_t r = 0; r < batch.rows.size(); ++r) {
+    if (batch.rows[r].mask_layout == kMaskBytes) continue;
+    if (!info_.Has(SAMPCERT_CAP_PACKED_MASK) || api_->abi_minor < 7) {
+      return Error{ErrorCode::kUnsupported,
+                   fmt::format("row {}: sampler '{}' does not declare packed-mask", r, info_.name),
+                   static_cast<int64_t>(r)};
     }
   }
   return Error{};
@@ -423,10 +482,13 @@ Expected<std::vector<int64_t>> Sampler::Sample(const Batch& batch, uint64_t seed
 }
 
 Expected<std::vector<int64_t>> Sampler::SampleCall(const Batch& batch, uint64_t seed,
-                                                   uint64_t first_draw, uint64_t draws_per_row) {
+                                                   uint64_t first_draw, uint64_t draws_per_row,
+                                                   int32_t logprob_mode, uint64_t top_n,
+                                                   SampledLogprobs* logprobs) {
   const std::size_t n = batch.rows.size() * draws_per_row;
   if (Error e = CheckPenalties(batch); e.code != ErrorCode::kOk) return e;
   GuardedCall call(batch, AbiRows(batch), RowStride(), n * sizeof(int64_t));
+  if (logprobs != nullptr) call.AskLogprobs(logprob_mode, draws_per_row, top_n);
   sampcert_error err = FreshError();
   int32_t st;
   {
@@ -442,9 +504,45 @@ Expected<std::vector<int64_t>> Sampler::SampleCall(const Batch& batch, uint64_t 
     return FromAbiError(st, err);
   }
   if (g_trace != nullptr) g_trace->draws += n;
-  std::vector<int64_t> out(n);
-  if (n > 0) std::memcpy(out.data(), call.out.data(), n * sizeof(int64_t));
+  auto copy = [](const Guarded& from, auto* to, std::size_t count) {
+    to->resize(count);
+    if (count > 0) std::memcpy(to->data(), from.data(), count * sizeof((*to)[0]));
+  };
+  std::vector<int64_t> out;
+  copy(call.out, &out, n);
+  if (logprobs != nullptr) {
+    const std::size_t n_top = batch.rows.size() * top_n;
+    copy(*call.out_logprobs, &logprobs->logprobs, n);
+    copy(*call.out_top_tokens, &logprobs->top_tokens, n_top);
+    copy(*call.out_top_logprobs, &logprobs->top_logprobs, n_top);
+  }
   return out;
+}
+
+Expected<SampledLogprobs> Sampler::SampleLogprobs(const Batch& batch, uint64_t seed,
+                                                  uint64_t first_draw, uint64_t draws_per_row,
+                                                  int32_t mode, uint64_t top_n) {
+  const uint32_t cap = LogprobCapability(mode);
+  if (cap == 0) {
+    return Error{ErrorCode::kInvalidArgument,
+                 fmt::format("logprob mode {} is not 1 (raw), 2 (scaled) or 3 (processed)", mode)};
+  }
+  if (!info_.Has(cap) || api_->abi_minor < 8) {
+    return Error{ErrorCode::kUnsupported,
+                 fmt::format("sampler '{}' does not declare log-probabilities in mode {}",
+                             info_.name, mode)};
+  }
+  if (info_.policies.sequential_draws) {
+    return Error{ErrorCode::kUnsupported,
+                 fmt::format("sampler '{}' draws sequentially (POL-7): log-probabilities are "
+                             "asked of samplers with counter-based draws only",
+                             info_.name)};
+  }
+  SampledLogprobs got;
+  auto tokens = SampleCall(batch, seed, first_draw, draws_per_row, mode, top_n, &got);
+  if (!tokens.ok()) return tokens.error();
+  got.tokens = *std::move(tokens);
+  return got;
 }
 
 Expected<std::vector<double>> Sampler::TimedSampleCalls(const Batch& batch, uint64_t seed,
@@ -452,13 +550,14 @@ Expected<std::vector<double>> Sampler::TimedSampleCalls(const Batch& batch, uint
   if (Error e = CheckPenalties(batch); e.code != ErrorCode::kOk) return e;
   AbiRowArray packed(RowStride());
   packed.reserve(batch.rows.size());
-  for (const sampcert_row& r : AbiRows(batch)) packed.push_back(r);
-  const sampcert_batch header{SAMPCERT_BATCH_STRUCT_SIZE,
-                              static_cast<int32_t>(batch.dtype),
-                              0,
-                              batch.vocab,
-                              packed.size(),
-                              packed.data()};
+  const std::vector<std::vector<uint32_t>> words = PackedMasks(batch);
+  std::vector<sampcert_row> rows = AbiRows(batch);
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    if (!words[r].empty()) rows[r].packed_mask = words[r].data();
+    packed.push_back(rows[r]);
+  }
+  const sampcert_batch header =
+      AbiBatch(static_cast<int32_t>(batch.dtype), batch.vocab, packed.size(), packed.data());
   std::vector<int64_t> out(batch.rows.size());
   std::vector<double> ns;
   ns.reserve(calls);
@@ -645,6 +744,18 @@ Expected<Verified> Sampler::Verify(const ChainBatch& batch, uint64_t seed) {
   if (logits && !info_.Has(SAMPCERT_CAP_VERIFY_DRAFT_LOGITS)) {
     return Error{ErrorCode::kUnsupported,
                  fmt::format("sampler '{}' does not declare verify-draft-logits", info_.name)};
+  }
+  // Packed masks (SPEC section 19) are given to sample() and probabilities(); verify()'s rows
+  // carry their masks as bytes (no planned chain packs them), and the host says so rather than
+  // unpack a row silently.
+  for (const Chain& c : batch.chains) {
+    for (std::size_t j = 0; j <= c.num_drafts; ++j) {
+      if (c.targets[j].mask_layout != kMaskBytes || (c.draft_rows != nullptr && j < c.num_drafts &&
+                                                     c.draft_rows[j].mask_layout != kMaskBytes)) {
+        return Error{ErrorCode::kUnsupported,
+                     "verify() rows with packed masks: the host gives verify() byte masks only"};
+      }
+    }
   }
   std::size_t max_drafts = 0;
   for (const Chain& c : batch.chains) max_drafts = std::max(max_drafts, c.num_drafts);

@@ -27,6 +27,11 @@ struct Batch {
   std::vector<RowView> rows;
 };
 
+// The packed words (SPEC section 19, sampcert/packed_mask.h) of each row whose mask_layout is
+// kMaskPacked and that has a mask; empty for every other row. The host gives these to the
+// sampler in place of the row's mask bytes, their padding bits set.
+std::vector<std::vector<uint32_t>> PackedMasks(const Batch& batch);
+
 // One speculative-decoding chain (SPEC section 15): k drafted tokens against k + 1 target rows.
 // A view: every buffer (the target rows, their logits and masks, the draft probabilities, the
 // drafted tokens) is the caller's, and chains may share them.
@@ -62,6 +67,17 @@ struct Verified {
   }
 };
 
+// What sample() returned with log-probabilities (ABI MINOR 8, SPEC section 20): the tokens, row
+// r's draw j at [r * draws + j], each one's log-probability beside it, and row r's top-n tokens
+// and their log-probabilities at [r * n .. r * n + n). A value the sampler did not write is NaN
+// (a top token: -1).
+struct SampledLogprobs {
+  std::vector<int64_t> tokens;
+  std::vector<double> logprobs;
+  std::vector<int64_t> top_tokens;
+  std::vector<double> top_logprobs;
+};
+
 // Where a worker is, for the runner's post-mortem of a worker that died or ran out of time: the
 // ABI call in progress ("" between calls) and the tokens sample() returned so far. The runner
 // points it at memory it shares with the worker's parent; nullptr (the default): not traced.
@@ -92,6 +108,12 @@ class Sampler {
   // Row-major num_rows x draws_per_row tokens for draws first_draw, first_draw + 1, ...
   Expected<std::vector<int64_t>> Sample(const Batch& batch, uint64_t seed, uint64_t first_draw,
                                         uint64_t draws_per_row);
+  // One sample() call that also asks for the log-probabilities in `mode` (SAMPCERT_LOGPROBS_*)
+  // and each row's `top_n` most probable tokens: kUnsupported from a plug-in of MINOR < 8 or
+  // without the mode's capability, and from a sequential sampler (POL-7: its streams are served
+  // in order by Sample alone).
+  Expected<SampledLogprobs> SampleLogprobs(const Batch& batch, uint64_t seed, uint64_t first_draw,
+                                           uint64_t draws_per_row, int32_t mode, uint64_t top_n);
 
   // The speed of sample() (SPEC REPORT-3): `warmup` untimed calls, then `calls` timed ones, on
   // `batch` with one draw per row; call i draws number i (first_draw = i), so a sequential
@@ -134,9 +156,13 @@ class Sampler {
   // kUnsupported when a row carries a penalty (PEN-CAP-1) or a seed_mode (SEED-ABI-1) this
   // plug-in cannot read.
   Error CheckPenalties(const Batch& batch) const;
-  // One sample() call into the sampler, as asked.
+  // One sample() call into the sampler, as asked; with `logprobs`, asking for the
+  // log-probabilities in `logprob_mode` and the top `top_n` too (ABI MINOR 8), written there.
   Expected<std::vector<int64_t>> SampleCall(const Batch& batch, uint64_t seed, uint64_t first_draw,
-                                            uint64_t draws_per_row);
+                                            uint64_t draws_per_row,
+                                            int32_t logprob_mode = SAMPCERT_LOGPROBS_NONE,
+                                            uint64_t top_n = 0,
+                                            SampledLogprobs* logprobs = nullptr);
   void Violation(std::string what);
 
   const sampcert_sampler_api* api_;

@@ -102,7 +102,7 @@ TEST(BuiltinAdapter, ExceptionsNeverCrossTheBoundary) {
   sampcert_row row{};
   row.struct_size = sizeof row;
   row.logits = logits;
-  sampcert_batch batch{sizeof(sampcert_batch), SAMPCERT_DTYPE_F32, 0, 1, 1, &row};
+  sampcert_batch batch = AbiBatch(SAMPCERT_DTYPE_F32, 1, 1, &row);
   int64_t out[1];
   EXPECT_EQ(api->sample(handle, &batch, 0, 0, 1, out, &err), SAMPCERT_STATUS_INTERNAL);
   EXPECT_STREQ(err.message, "exception: boom");

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "adapters/abi_conversions.h"
 #include "bench/bench_rows.h"
 #include "bench/eigen_sum.h"
 #include "impls/stable_cpu/vector_kernels.h"
@@ -79,8 +80,8 @@ void SamplerBench(benchmark::State& state, const char* name) {
     abi_rows[r].top_p = 1.0f;
     abi_rows[r].row_id = r;
   }
-  const sampcert_batch batch{sizeof(sampcert_batch), static_cast<int32_t>(dtype), 0, v, batch_rows,
-                             abi_rows.data()};
+  const sampcert_batch batch =
+      adapters::AbiBatch(static_cast<int32_t>(dtype), v, batch_rows, abi_rows.data());
   std::vector<int64_t> out(batch_rows);
   uint64_t draw = 0;
   for (auto _ : state) {

@@ -90,7 +90,8 @@ TEST(RowOptions, EveryFieldHasItsFlag) {
   }
   EXPECT_EQ(RowParamFlagList(),
             "-t, --top-k, --top-p, --min-p, --row-id, --repetition-penalty, --presence-penalty, "
-            "--frequency-penalty, --row-seed, --seed-mode, --min-tokens and --eos-token-id");
+            "--frequency-penalty, --row-seed, --seed-mode, --min-tokens, --eos-token-id and "
+            "--mask-layout");
 }
 
 TEST(RowOptions, UnsignedFieldsRefuseWhatCli11WouldWrap) {

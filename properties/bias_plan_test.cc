@@ -70,38 +70,9 @@ TEST(BiasPlan, CorrectControlPasses) {
 }
 
 // Each mutant at seeds 1-3, with its probabilities declared, then with its draws alone.
-const sampcert_sampler_api* g_inner = nullptr;
-int32_t InfoWithoutProbabilities(sampcert_sampler_info* info, sampcert_error* error) {
-  const int32_t rc = g_inner->get_info(info, error);
-  info->capabilities &= ~SAMPCERT_CAP_PROBABILITIES;
-  return rc;
-}
-
 TEST(BiasPlan, MutantsCaughtAtSeeds1To3) {
-  for (const mutants::BiasMutantInfo& info : mutants::BiasMutantCatalogue()) {
-    for (const bool draws_only : {false, true}) {
-      g_inner = mutants::BiasMutantApi(info.mutant);
-      sampcert_sampler_api api = *g_inner;
-      if (draws_only) api.get_info = InfoWithoutProbabilities;
-      auto s = Open(&api);
-      ASSERT_NE(s, nullptr);
-      ASSERT_EQ(s->info().Has(SAMPCERT_CAP_PROBABILITIES), !draws_only);
-      for (uint64_t seed : {1, 2, 3}) {
-        const BiasRun r = RunBiasItems(*s, info.name, seed);
-        ASSERT_EQ(r.items, 33) << info.name;
-        if (info.mutant == mutants::BiasMutant::kNone) {
-          EXPECT_EQ(r.passed, r.items) << "the control, seed " << seed << ": " << r.first_failure;
-        } else {
-          EXPECT_NE(r.first_failure, "")
-              << info.name << " not caught at seed " << seed << (draws_only ? " by its draws" : "");
-        }
-        std::printf("[%s%s] seed %llu: %d of %d logit_bias items failed, %.2f s; first: %s\n",
-                    info.name, draws_only ? ", draws only" : "",
-                    static_cast<unsigned long long>(seed), r.items - r.passed, r.items, r.seconds,
-                    r.first_failure.empty() ? "none" : r.first_failure.c_str());
-      }
-    }
-  }
+  testing_support::ExpectMutantsCaught(mutants::BiasMutantCatalogue(), mutants::BiasMutantApi,
+                                       ItemKind::kLogitBias, 33, /*draws_only=*/true);
 }
 
 TEST(BiasPlan, NoRowsWithoutTheCapabilities) {

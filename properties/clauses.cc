@@ -303,6 +303,10 @@ constexpr Clause kClauses[] = {
     {.id = "VER-SEM-1.mask",
      .promise = "the target is p_j under the target row's mask",
      .evidence = "chain:masked_V64_k3"},
+    {.id = "VER-SEM-1.position_mask",
+     .promise = "each position's p_j under its own row's mask (one grammar mask per draft "
+                "position): a draft its position forbids is never accepted",
+     .evidence = "chain:position_masks_V64_k3"},
     {.id = "VER-SEM-1.limits",
      .promise = "+inf logits, ties and half dtypes change p_j, not the rule",
      .evidence = "chain:inf_V64_k2 chain:ties_V40_k3 chain:tile_V4099_k2"},
@@ -485,6 +489,58 @@ constexpr Clause kClauses[] = {
      .promise = "an invalid bias or minimum-length id is InvalidLogitBias",
      .evidence = "row:bias_invalid_nan_V8 row:bias_invalid_id_V8 row:bias_invalid_repeated_V8 "
                  "row:min_tokens_invalid_eos_V8"},
+    // Section 19: packed masks.
+    {.id = "PMASK-IN-1",
+     .promise = "a packed mask: ceil(V / 32) words, bit t % 32 of word t / 32 is token t",
+     .evidence = "row:packed_bit_order_V40 row:packed_last_word_V33 row:packed_identity_V1000"},
+    {.id = "PMASK-1",
+     .promise = "the words allow exactly the tokens their bits name, in that order",
+     .evidence = "row:packed_bit_order_V40 row:packed_last_word_V33"},
+    {.id = "PMASK-2",
+     .promise = "the last word's bits past V are padding, never tokens",
+     .evidence = "row:packed_padding_empty_V40 row:packed_bit_order_V40"},
+    {.id = "PMASK-3",
+     .promise = "a mask given packed changes nothing: bit for bit the row given as bytes",
+     .evidence = "row:packed_identity_V1000"},
+    {.id = "PMASK-CAP-1",
+     .promise = "a sampler declaring packed-mask reads packed masks",
+     .evidence = "row:packed_bit_order_V40 row:packed_identity_V1000"},
+    {.id = "PMASK-ABI-1",
+     .promise = "MINOR 7 rows carry packed_mask and mask_layout; a MINOR 6 plug-in gets the "
+                "MINOR 6 layout and no packed row",
+     .not_exercised =
+         "the host's packing, not a sampler's output: abi_minor4_test checks it with fake "
+         "plug-ins of MINOR 6 and 7; the exec: protocol carries no packed mask (a child "
+         "declaring packed-mask is refused, a packed row to any child is UNSUPPORTED)"},
+    // Section 20: log-probabilities.
+    {.id = "LOGP-IN-1",
+     .promise = "raw, scaled and processed log-probabilities: the logits as given, after the "
+                "temperature, of the distribution drawn from",
+     .evidence = "row:logp_temperature_V64 row:logp_truncated_V128 row:logp_masked_V48"},
+    {.id = "LOGP-1",
+     .promise = "each draw's log-probability is its own token's, from the distribution drawn from",
+     .evidence = "row:logp_temperature_V64 row:logp_truncated_V128 row:logp_wide_V4099"},
+    {.id = "LOGP-2",
+     .promise = "within -log(1 - eps) nats of the reference, eps TOL-3's bound; below the floor, "
+                "at most log(floor + abs)",
+     .evidence = "row:logp_wide_V4099 row:logp_temperature_V64"},
+    {.id = "LOGP-3",
+     .promise = "exactly -inf outside the mode's support (masked, banned, truncated), never for "
+                "a drawn token",
+     .evidence = "row:logp_truncated_V128 row:logp_masked_V48"},
+    {.id = "LOGP-4",
+     .promise = "the top n: distinct, most probable first, nothing more probable left out",
+     .evidence = "row:logp_masked_V48 row:logp_truncated_V128"},
+    {.id = "LOGP-CAP-1",
+     .promise = "a sampler declaring a logprob mode returns log-probabilities in it",
+     .evidence = "row:logp_temperature_V64"},
+    {.id = "LOGP-ABI-1",
+     .promise = "MINOR 8 batches carry the logprob request and its outputs; older plug-ins are "
+                "asked for none",
+     .not_exercised =
+         "the host's request, not a sampler's output: logprob_plan_test's LogprobHost checks "
+         "the gate and a 40-byte batch; the exec: protocol carries no log-probabilities (a "
+         "child declaring a mode is refused)"},
 };
 
 constexpr std::string_view kSuiteOwn[] = {

@@ -25,7 +25,7 @@ std::set<std::string> PlannedRows() {
   std::set<std::string> names;
   for (const DType d : kDTypes) {
     for (auto* rows : {DistributionRows, TailRows, PrecisionProbeRows, IndependenceRows,
-                       PenaltyRows, BiasRows}) {
+                       PenaltyRows, BiasRows, PackedMaskRows, LogprobRows}) {
       for (const auto& [name, row] : rows(d, kEverything)) names.insert(name);
     }
   }

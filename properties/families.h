@@ -38,6 +38,8 @@ enum class ItemKind : uint8_t {
   kIndependence,    // INDEP-1: pairs of draws (one stream, calls, row ids, seeds) are independent
   kPenalties,       // PEN-1..PEN-4, PEN-POL-1: planned rows with a token history and penalties
   kLogitBias,       // BIAS-1..BIAS-4, MINLEN-1: planned rows with a logit bias or a minimum length
+  kPackedMask,      // PMASK-1..PMASK-3: planned masked rows given to the sampler as packed words
+  kLogprobs,        // LOGP-1..LOGP-4: the log-probabilities returned with the draws, per mode
 };
 
 struct Profile;
@@ -157,6 +159,20 @@ std::vector<std::pair<std::string, RowCase>> BiasRows(DType dtype, uint32_t capa
 std::string_view BiasProperty(const RowCase& row);
 std::vector<results::TestResult> RunLogitBias(const ItemRun& run);
 
+// Packed masks (packed_mask_rows.cc): planned masked rows given as packed 32-bit words, for
+// samplers declaring `mask` and `packed-mask` (SPEC section 19): probabilities and draws against
+// the reference, and bit for bit the same row given as bytes. Filed by content.
+std::vector<std::pair<std::string, RowCase>> PackedMaskRows(DType dtype, uint32_t capabilities);
+std::string_view PackedMaskProperty(const RowCase& row);
+std::vector<results::TestResult> RunPackedMask(const ItemRun& run);
+
+// Log-probabilities (logprob_rows.cc): planned rows on which the logprob modes differ, for
+// samplers declaring a mode (SPEC section 20): every returned log-probability against the
+// reference's, exactly within the accuracy class; deterministic (no share of the budget).
+std::vector<std::pair<std::string, RowCase>> LogprobRows(DType dtype, uint32_t capabilities);
+std::string_view LogprobProperty(const RowCase& row);
+std::vector<results::TestResult> RunLogprobs(const ItemRun& run);
+
 // Deviation (deviation.cc): DEV-1, a declared greedy threshold reported with its size.
 bool DeviationApplies(const adapters::SamplerInfo& info);
 std::vector<results::TestResult> RunDeviation(const ItemRun& run);
@@ -238,6 +254,17 @@ inline constexpr PropertyLine kBiasProperties[] = {
     {"MINLEN-1", "the end-of-sequence id is banned while the output is shorter than min_tokens"},
     {"INV-ERR-1", "an invalid bias or minimum-length id is refused with InvalidLogitBias (INV-9)"},
 };
+inline constexpr PropertyLine kPackedMaskProperties[] = {
+    {"PMASK-1", "bit t % 32 of word t / 32 is token t: the words allow exactly those tokens"},
+    {"PMASK-3", "a mask given packed changes nothing: bit for bit the row given as bytes"},
+    {"INV-ERR-1", "every token masked, padding bits set: EmptySupport (PMASK-2, INV-6)"},
+};
+inline constexpr PropertyLine kLogprobProperties[] = {
+    {"LOGP-1",
+     "each draw's log-probability is its token's in the declared mode (raw, scaled, "
+     "processed), within the class's bound; -inf outside the mode's support; the top n "
+     "most probable first"},
+};
 inline constexpr PropertyLine kDeviationProperties[] = {
     {"DEV-1", "a declared greedy threshold is reported as a Warning with its size"},
 };
@@ -253,8 +280,8 @@ inline constexpr PropertyLine kVerifyProperties[] = {
     {"VER-INV-1", "an invalid chain returns the right error, naming the chain"},
 };
 
-inline const std::array<Family, 9>& FamilyTable() {
-  static const std::array<Family, 9> table = {{
+inline const std::array<Family, 11>& FamilyTable() {
+  static const std::array<Family, 11> table = {{
       {ItemKind::kGeneratedRows, "deterministic", Placement::kPerDtype, true, false, "ALL",
        kGeneratedRowsProperties, nullptr, nullptr, GeneratedRowsApply, PlanGeneratedRows,
        RunGeneratedRows, GeneratedRowKeys},
@@ -284,6 +311,12 @@ inline const std::array<Family, 9>& FamilyTable() {
        PlannedRowKeys},
       {ItemKind::kLogitBias, "logit_bias", Placement::kPerPlannedRow, true, true, "logit_bias",
        kBiasProperties, BiasRows, BiasProperty, nullptr, PlanDistribution, RunLogitBias,
+       PlannedRowKeys},
+      {ItemKind::kPackedMask, "packed_mask", Placement::kPerPlannedRow, true, true, "packed_mask",
+       kPackedMaskProperties, PackedMaskRows, PackedMaskProperty, nullptr, PlanDistribution,
+       RunPackedMask, PlannedRowKeys},
+      {ItemKind::kLogprobs, "logprobs", Placement::kPerPlannedRow, false, false, "logprobs",
+       kLogprobProperties, LogprobRows, LogprobProperty, nullptr, nullptr, RunLogprobs,
        PlannedRowKeys},
       {ItemKind::kDeviation, "deviation", Placement::kOncePerPlan, false, false, "deviation",
        kDeviationProperties, nullptr, nullptr, DeviationApplies, nullptr, RunDeviation,

@@ -18,7 +18,8 @@ namespace {
 constexpr ItemKind kAllKinds[] = {
     ItemKind::kGeneratedRows,  ItemKind::kDistribution, ItemKind::kTail,
     ItemKind::kPrecisionProbe, ItemKind::kDeviation,    ItemKind::kVerify,
-    ItemKind::kIndependence,   ItemKind::kPenalties,    ItemKind::kLogitBias};
+    ItemKind::kIndependence,   ItemKind::kPenalties,    ItemKind::kLogitBias,
+    ItemKind::kPackedMask,     ItemKind::kLogprobs};
 
 TEST(Families, EveryKindHasExactlyOneRow) {
   EXPECT_EQ(FamilyTable().size(), std::size(kAllKinds));

@@ -272,6 +272,11 @@ TEST(Plan, GeneratedAndPlannedRowsArePinned) {
         h = Mix(h, std::bit_cast<uint32_t>(r.bias_values[j]));
       }
       if (!r.bias_tokens.empty() || r.min_tokens != 0) h = Mix(h, FixedHash(Describe(r)));
+      // The packed-mask rows' masks and layout (in Describe).
+      if (r.mask_layout != 0) {
+        for (uint8_t b : r.mask) h = Mix(h, b);
+        h = Mix(h, FixedHash(Describe(r)));
+      }
     }
     adapters::SamplerInfo all;
     all.capabilities = 0xffffffffu;
@@ -285,7 +290,7 @@ TEST(Plan, GeneratedAndPlannedRowsArePinned) {
       for (uint8_t b : r.mask) h = Mix(h, b);
     }
   }
-  EXPECT_EQ(h, 572776161046945681u) << "row digest " << h;
+  EXPECT_EQ(h, 18070446919817705739u) << "row digest " << h;
 }
 
 // Issue 9: the boundary rows put a may-keep token in front of DIST-2 under each built-in's

@@ -7,6 +7,7 @@
 #include "properties/plan.h"
 #include "properties/probability_check.h"
 #include "properties/sequential_rule.h"
+#include "sampcert/logit_bias.h"
 #include "sampcert/reference_distribution.h"
 #include "sampcert/row_validation.h"
 #include "sampcert/sampler_abi.h"
@@ -21,7 +22,15 @@ constexpr uint64_t kIdentityDraws = 1024;
 }  // namespace
 
 Error InvalidRequest(const RowCase& row) {
-  return ValidateRowParameters(row.view(), Policies{}, 0);
+  const RowView v = row.view();
+  if (Error e = ValidateRowParameters(v, Policies{}, 0); e.code != ErrorCode::kOk) return e;
+  // INV-6 by the mask and the bans alone, whatever the logits and the NaN policy: a row whose
+  // every token is masked or banned (the packed family's empty row, PMASK-2).
+  const std::vector<uint8_t> bans = BannedTokens(v);
+  for (std::size_t i = 0; i < v.vocab; ++i) {
+    if (Allowed(v, bans, i)) return Error{};
+  }
+  return ValidateRow(v, Policies{}, 0);
 }
 
 std::vector<results::TestResult> RunRewrittenRow(const ItemRun& ctx, const Rewrite& rewrite) {

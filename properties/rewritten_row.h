@@ -29,7 +29,8 @@ struct Rewrite {
 };
 
 // The reference's error for a row whose request is invalid (INV-8: a penalty or a history id;
-// INV-9: a bias or the minimum length's id), or an error of code kOk for a valid one. Such a
+// INV-9: a bias or the minimum length's id; INV-6: every token masked or banned, whatever the
+// logits), or an error of code kOk for a valid one. Such a
 // planned row is INV-ERR-1's: the sampler must refuse it with that code, and return no token.
 Error InvalidRequest(const RowCase& row);
 

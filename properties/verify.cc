@@ -285,6 +285,19 @@ std::vector<ChainCase> VerifyChains(DType dtype, uint32_t caps, const Policies& 
           for (std::size_t x = 0; x < row.vocab(); x += 4) row.mask[x] = 0;
         },
         AtTemperature(1.0f)));
+    // One mask per draft position (grammar-constrained decoding: each position has its own
+    // grammar state, so its own mask): target row j masks the tokens x with x % 4 == j, so a
+    // token one position forbids every other position allows, and the draft (the target's
+    // logits at T = 1, unmasked) puts about a quarter of its mass on each position's forbidden
+    // tokens. A verifier that reads one position's mask for the whole chain accepts or emits a
+    // token its own position forbids: VER-1, on every trial.
+    out.push_back(MakeChain(
+        "position_masks_V64_k3", dtype, 64, 3, 1.0f, 28,
+        [](RowCase& row, std::size_t j) {
+          row.mask.assign(row.vocab(), 1);
+          for (std::size_t x = j % 4; x < row.vocab(); x += 4) row.mask[x] = 0;
+        },
+        AtTemperature(1.0f)));
   }
   if (temperature_zero) out.push_back(greedy());
   // Target-side truncation: the targets cut by top-p or min-p, the draft (T = 1.3, no

@@ -53,11 +53,11 @@ TEST(VerifyFamily, OnlyADeclaredVerifierGetsItsItems) {
 TEST(VerifyFamily, ChainsFollowTheCapabilities) {
   adapters::SamplerInfo info = StableCpuInfo();
   const std::set<std::string> all = Chains(info, "f32");
-  EXPECT_EQ(all.size(), 19u);
+  EXPECT_EQ(all.size(), 20u);
   for (const char* c :
        {"extra_mass_V100_k3", "disjoint_V64_k2", "masked_V64_k3", "greedy_V64_k3",
         "draft_logits_V64_k3", "draft_f16_V128_k2", "draft_bf16_V96_k2", "target_top_p_V64_k3",
-        "target_min_p_V64_k3", "confident_V64_k3", "greedy_ties_V64_k3"}) {
+        "target_min_p_V64_k3", "confident_V64_k3", "greedy_ties_V64_k3", "position_masks_V64_k3"}) {
     EXPECT_TRUE(all.contains(c)) << c;
   }
   EXPECT_EQ(Chains(info, "bf16"), (std::set<std::string>{"near_V64_k4", "tile_V4099_k2",
@@ -66,7 +66,7 @@ TEST(VerifyFamily, ChainsFollowTheCapabilities) {
   const std::set<std::string> plain = Chains(info, "f32");
   EXPECT_EQ(plain.size(), 14u);
   for (const char* c : {"extra_mass_V100_k3", "disjoint_V64_k2", "masked_V64_k3", "greedy_V64_k3",
-                        "greedy_ties_V64_k3"}) {
+                        "greedy_ties_V64_k3", "position_masks_V64_k3"}) {
     EXPECT_FALSE(plain.contains(c)) << c;
   }
   // Without verify-draft-logits the drafts are probabilities only; without a half dtype, no
@@ -89,11 +89,11 @@ TEST(VerifyFamily, KeysAreSortedAndCoverEveryProperty) {
   for (const auto& key : keys) properties.insert(key.first);
   EXPECT_EQ(properties, (std::set<std::string>{"VER-1", "VER-2", "VER-3", "VER-4", "VER-5", "VER-6",
                                                "VER-7", "VER-INV-1"}));
-  EXPECT_EQ(keys.size(), 19u * 5 + 3);
+  EXPECT_EQ(keys.size(), 20u * 5 + 3);
   // VER-6 only for a verifier declaring verify-acceptance.
   adapters::SamplerInfo without = info;
   without.capabilities &= ~SAMPCERT_CAP_VERIFY_ACCEPTANCE;
-  EXPECT_EQ(VerifyKeys(Plan{}, item, without, -1).size(), 19u * 4 + 3);
+  EXPECT_EQ(VerifyKeys(Plan{}, item, without, -1).size(), 20u * 4 + 3);
 }
 
 // VER-7 (VER-DET-1's key): its chain's outputs are spread enough that a correct verifier fails

@@ -81,7 +81,7 @@ Error ValidateRow(const RowView& row, const Policies& pol, std::size_t row_index
   std::size_t masked = 0, banned = 0, neg_inf = 0, nan_masked = 0, support = 0;
   const std::vector<uint8_t> bans = BannedTokens(row);  // BIAS-2, MINLEN-1: banned as if masked
   for (std::size_t i = 0; i < row.vocab; ++i) {
-    if (row.mask != nullptr && row.mask[i] == 0) {
+    if (!row.Allowed(i)) {  // the mask's byte, or its packed bit (SPEC section 19)
       ++masked;
       continue;
     }

@@ -17,6 +17,7 @@
 #include "adapters/exec_protocol.h"
 #include "adapters/row_fields.h"
 #include "properties/row_case.h"
+#include "sampcert/packed_mask.h"
 
 namespace sampcert {
 namespace {
@@ -117,23 +118,31 @@ TEST(RowRoundTrip, EveryFieldThroughEveryEncoding) {
       abi.logits = view.logits;
       abi.mask = view.mask;
       adapters::RowParamsToAbi(view, &abi);
-      const sampcert_batch batch{SAMPCERT_BATCH_STRUCT_SIZE, SAMPCERT_DTYPE_F32, 0, 3, 1, &abi};
+      // A packed row's mask travels as words (SPEC section 19), its bytes left out.
+      const std::vector<uint32_t> words = PackMask(view.mask, 3);
+      if (view.mask_layout == kMaskPacked) {
+        abi.mask = nullptr;
+        abi.packed_mask = words.data();
+      }
+      const sampcert_batch batch = adapters::AbiBatch(SAMPCERT_DTYPE_F32, 3, 1, &abi);
       const RowView back = adapters::ToRowView(batch, 0);
       EXPECT_TRUE(SameField(f, back, want));
       EXPECT_EQ(back.logits, view.logits);
-      EXPECT_EQ(back.mask, view.mask);
+      EXPECT_EQ(back.mask, abi.mask);
+      EXPECT_EQ(back.packed_mask, abi.packed_mask);
+      for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(back.Allowed(i), view.mask[i] != 0) << i;
 
       // The exec protocol's SAMPLE request: its row header, after the message header, the
       // seed, first draw and draw count, and the batch header.
       Expected<std::string> message = adapters::exec_protocol::EncodeSampleRequest(
           batch, 1, 0, 1, adapters::kExecProtocolMinor);
-      // ABI MINOR 6's fields are on no protocol's wire yet: a minimum length is refused, never
-      // dropped; eos_token_id alone (read only under a minimum length) changes nothing.
+      // A field on no protocol's wire (mask_layout, ABI MINOR 7) is refused, never dropped; at
+      // its default it changes nothing.
       if (!f.OnWire()) {
-        if (want.min_tokens != 0) {
+        if (want.mask_layout != kMaskBytes) {
           ASSERT_FALSE(message.ok());
           EXPECT_EQ(message.error().code, ErrorCode::kUnsupported);
-          EXPECT_NE(message.error().message.find("minimum length"), std::string::npos);
+          EXPECT_NE(message.error().message.find("packed mask"), std::string::npos);
         } else {
           EXPECT_TRUE(message.ok()) << message.error().message;
         }
@@ -199,7 +208,7 @@ TEST(RowRoundTrip, HistoryThroughRowFileAbiAndText) {
   abi.num_prompt_tokens = view.num_prompt_tokens;
   abi.output_tokens = view.output_tokens;
   abi.num_output_tokens = view.num_output_tokens;
-  const sampcert_batch batch{SAMPCERT_BATCH_STRUCT_SIZE, SAMPCERT_DTYPE_F32, 0, 4, 1, &abi};
+  const sampcert_batch batch = adapters::AbiBatch(SAMPCERT_DTYPE_F32, 4, 1, &abi);
   const RowView back = adapters::ToRowView(batch, 0);
   ASSERT_EQ(back.num_prompt_tokens, 3u);
   ASSERT_EQ(back.num_output_tokens, 2u);

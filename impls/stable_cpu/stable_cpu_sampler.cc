@@ -96,7 +96,7 @@ Error StableCpuSampler::Prepare(const sampcert_batch& batch, std::size_t r) {
   bool has_nan = false;
   float m = 0.0f;
   const bool eos_banned = row.EosBanned(row.num_output_tokens);
-  const bool copy = row.mask != nullptr || row.HasBias() || eos_banned;
+  const bool copy = row.HasMask() || row.HasBias() || eos_banned;
   if (row.dtype != DType::kF32 || copy) {
     x_.resize(v);
     switch (row.dtype) {
@@ -108,6 +108,8 @@ Error StableCpuSampler::Prepare(const sampcert_batch& batch, std::size_t r) {
   }
   if (row.mask != nullptr) {
     for (std::size_t i = 0; i < v; ++i) x_[i] = row.mask[i] != 0 ? x_[i] : -kInf;
+  } else if (row.packed_mask != nullptr) {  // SPEC section 19: only the V bits of tokens
+    for (std::size_t i = 0; i < v; ++i) x_[i] = PackedAllowed(row.packed_mask, i) ? x_[i] : -kInf;
   }
   for (std::size_t j = 0; j < row.num_bias; ++j) {  // ids valid and distinct (INV-9 checked)
     if (row.bias_values[j] == -kInf) x_[static_cast<std::size_t>(row.bias_tokens[j])] = -kInf;
@@ -319,8 +321,38 @@ Error StableCpuSampler::Sample(const sampcert_batch& batch, uint64_t seed, uint6
     for (uint64_t j = 0; j < draws_per_row; ++j) {
       out[r * draws_per_row + j] = TokenFor(CanonicalUniform(key, row_id, first_draw + j));
     }
+    if (adapters::BatchLogprobMode(batch) == SAMPCERT_LOGPROBS_PROCESSED) {
+      WriteLogprobs(batch, r, out + r * draws_per_row, draws_per_row);
+    }
   }
   return Error{};
+}
+
+void StableCpuSampler::WriteLogprobs(const sampcert_batch& batch, std::size_t r,
+                                     const int64_t* tokens, uint64_t draws) {
+  // The weights are the distribution drawn from, up to total_: log w - log total is log p within
+  // PROB-1's relative tolerance (LOGP-1), and exactly -inf where a token was truncated or is
+  // outside the support (LOGP-3).
+  const double log_total = std::log(total_);
+  auto logprob = [&](std::size_t i) {
+    return w_[i] > 0.0f ? std::log(static_cast<double>(w_[i])) - log_total
+                        : -std::numeric_limits<double>::infinity();
+  };
+  for (uint64_t j = 0; j < draws; ++j) {
+    batch.out_logprobs[r * draws + j] = logprob(static_cast<std::size_t>(tokens[j]));
+  }
+  const std::size_t n = static_cast<std::size_t>(batch.top_logprobs);
+  if (n == 0) return;
+  const std::size_t v = w_.size();  // n <= V (CheckBatchShape)
+  top_index_.resize(v);
+  for (std::size_t i = 0; i < v; ++i) top_index_[i] = static_cast<uint32_t>(i);
+  std::partial_sort(
+      top_index_.begin(), top_index_.begin() + static_cast<std::ptrdiff_t>(n), top_index_.end(),
+      [this](uint32_t a, uint32_t b) { return w_[a] > w_[b] || (w_[a] == w_[b] && a < b); });
+  for (std::size_t i = 0; i < n; ++i) {
+    batch.out_top_tokens[r * n + i] = top_index_[i];
+    batch.out_top_logprobs[r * n + i] = logprob(top_index_[i]);
+  }
 }
 
 int64_t StableCpuSampler::Cdf::Token(double u) const {
@@ -335,9 +367,9 @@ Error StableCpuSampler::ChainTargets(const sampcert_chain_batch& batch, VerifyTa
   const sampcert_row* const* draft_rows = adapters::ChainDraftRows(batch);
   // A row's identity: its buffers and parameters, the history's included (SPEC section 16).
   using Key =
-      std::tuple<int32_t, const void*, const uint8_t*, uint32_t, uint32_t, uint32_t, int64_t,
-                 const int64_t*, const int64_t*, uint64_t, uint64_t, uint32_t, uint32_t, uint32_t,
-                 const int64_t*, const float*, uint64_t, int64_t, int64_t>;
+      std::tuple<int32_t, const void*, const uint8_t*, const uint32_t*, uint32_t, uint32_t,
+                 uint32_t, int64_t, const int64_t*, const int64_t*, uint64_t, uint64_t, uint32_t,
+                 uint32_t, uint32_t, const int64_t*, const float*, uint64_t, int64_t, int64_t>;
   std::map<Key, const Target*> memo;
   // Per position, the key of the previous chain's row there (targets, then drafts).
   std::vector<Key> last_keys;
@@ -348,6 +380,7 @@ Error StableCpuSampler::ChainTargets(const sampcert_chain_batch& batch, VerifyTa
     const Key key{dtype,
                   row.logits,
                   row.mask,
+                  adapters::ToRowView(row, dtype, batch.vocab).packed_mask,
                   std::bit_cast<uint32_t>(row.temperature),
                   std::bit_cast<uint32_t>(row.top_p),
                   std::bit_cast<uint32_t>(row.min_p),
@@ -375,7 +408,7 @@ Error StableCpuSampler::ChainTargets(const sampcert_chain_batch& batch, VerifyTa
     }
     auto it = memo.find(key);
     if (it == memo.end()) {
-      const sampcert_batch one{SAMPCERT_BATCH_STRUCT_SIZE, dtype, 0, batch.vocab, 1, &row};
+      const sampcert_batch one = adapters::AbiBatch(dtype, batch.vocab, 1, &row);
       std::vector<double> probs(v);
       if (Error e = Probabilities(one, probs.data()); e.code != ErrorCode::kOk) {
         e.message = fmt::format("chain {}, {} row {}: {}", c, what, j + 1, e.message);

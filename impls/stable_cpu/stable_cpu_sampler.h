@@ -32,7 +32,8 @@ class StableCpuSampler {
       SAMPCERT_CAP_TOP_K | SAMPCERT_CAP_TOP_P | SAMPCERT_CAP_MIN_P | SAMPCERT_CAP_TEMPERATURE_ZERO |
       SAMPCERT_CAP_PROBABILITIES | SAMPCERT_CAP_BATCH | SAMPCERT_CAP_VERIFY |
       SAMPCERT_CAP_VERIFY_DRAFT_LOGITS | SAMPCERT_CAP_VERIFY_ACCEPTANCE | SAMPCERT_CAP_PENALTIES |
-      SAMPCERT_CAP_SEEDS | SAMPCERT_CAP_LOGIT_BIAS | SAMPCERT_CAP_MIN_TOKENS;
+      SAMPCERT_CAP_SEEDS | SAMPCERT_CAP_LOGIT_BIAS | SAMPCERT_CAP_MIN_TOKENS |
+      SAMPCERT_CAP_PACKED_MASK | SAMPCERT_CAP_LOGPROBS_PROCESSED;
   static constexpr std::size_t kBlock = 256;  // elements per block sum
   static void Describe(sampcert_sampler_info* info);
   static Policies DeclaredPolicies();
@@ -102,6 +103,11 @@ class StableCpuSampler {
   void FinishBlocks();  // block sums in block_prefix_[1..] -> prefix, total_, last_positive_
   // The canonical inverse CDF (DRAW-3) over w_: smallest i with u * total < C_i.
   int64_t TokenFor(double u) const;
+  // SPEC section 20, processed mode: log(w_i / total_) of row r's draws and its top-n tokens,
+  // into the batch's MINOR 8 outputs (-inf for a weight of 0).
+  void WriteLogprobs(const sampcert_batch& batch, std::size_t r, const int64_t* tokens,
+                     uint64_t draws);
+  std::vector<uint32_t> top_index_;
 
   std::vector<float> x_;  // upcast / masked logits, when the input cannot be used in place
   std::vector<float> w_;

@@ -21,7 +21,7 @@ std::vector<uint8_t> BannedTokens(const RowView& row);
 
 // Whether token i is allowed by the row's mask and not banned (`banned` from BannedTokens).
 inline bool Allowed(const RowView& row, std::span<const uint8_t> banned, std::size_t i) {
-  return (row.mask == nullptr || row.mask[i] != 0) && (banned.empty() || banned[i] == 0);
+  return row.Allowed(i) && (banned.empty() || banned[i] == 0);
 }
 
 // Adds the bias to x (the row's exact logits, vocab of them; BIAS-1, BIAS-3): a finite x_i

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "sampcert/packed_mask.h"
+
 namespace sampcert {
 
 enum class DType : int32_t {
@@ -34,6 +36,7 @@ struct RowParams {
   int64_t seed_mode = 0;            // what keys the draws: kSeedCall, kSeedOwn or kSeedUnseeded
   int64_t min_tokens = 0;           // MINLEN-1: eos_token_id banned while fewer outputs; 0 = off
   int64_t eos_token_id = 0;         // MINLEN-1: the id a minimum length bans, in [0, vocab)
+  int64_t mask_layout = 0;          // how the mask reaches the sampler: kMaskBytes or kMaskPacked
 
   // True when the minimum length bans eos_token_id on a row with `outputs` tokens so far.
   bool EosBanned(std::size_t outputs) const {
@@ -52,6 +55,13 @@ inline constexpr int64_t kSeedCall = 0;      // the call's seed (DRAW-1), as bef
 inline constexpr int64_t kSeedOwn = 1;       // the row's own seed (SEED-1, SEED-2)
 inline constexpr int64_t kSeedUnseeded = 2;  // the engine's own generator (SEED-3)
 
+// RowParams::mask_layout (SPEC section 19; SAMPCERT_MASK_* of the ABI). The suite's rows always
+// hold the mask as bytes (RowView::mask); kMaskPacked asks the host to give it to the sampler as
+// packed words (sampcert/packed_mask.h), and a sampler's view of such a row has packed_mask set
+// and mask null.
+inline constexpr int64_t kMaskBytes = 0;
+inline constexpr int64_t kMaskPacked = 1;
+
 // The seed that keys a row's draws under a call's seed: its own with kSeedOwn, else the call's
 // (an unseeded row's draws are the engine's; the reference keys them by the call's seed).
 inline uint64_t DrawSeed(const RowParams& row, uint64_t call_seed) {
@@ -65,6 +75,10 @@ struct RowView : RowParams {
   const void* logits = nullptr;  // vocab elements: uint32_t for kF32, uint16_t otherwise
   std::size_t vocab = 0;
   const uint8_t* mask = nullptr;  // nullptr: all allowed; else vocab bytes, nonzero = allowed
+  // The mask as a sampler declaring packed-mask receives it (SPEC section 19, ABI MINOR 7):
+  // ceil(vocab / 32) words, bit t % 32 of word t / 32 is token t; the last word's bits past vocab
+  // are padding, never tokens. Set only with mask_layout kMaskPacked, and mask is then null.
+  const uint32_t* packed_mask = nullptr;
   // The token history (SPEC section 16): buffers like the mask, which the penalties (the
   // table's fields above) read. Ids in [0, vocab); the caller owns both lists.
   const int64_t* prompt_tokens = nullptr;  // PEN-IN-1: the prompt's tokens
@@ -79,6 +93,14 @@ struct RowView : RowParams {
 
   // True when the row asks for something of section 18: a bias, or a ban by its minimum length.
   bool HasBias() const { return num_bias > 0; }
+
+  // Whether the row has a mask, in either layout, and whether it allows token i (< vocab).
+  bool HasMask() const { return mask != nullptr || packed_mask != nullptr; }
+  bool Allowed(std::size_t i) const {
+    if (mask != nullptr) return mask[i] != 0;
+    if (packed_mask != nullptr) return PackedAllowed(packed_mask, i);
+    return true;
+  }
 };
 
 }  // namespace sampcert

@@ -71,7 +71,18 @@ extern "C" {
  * passes a MINOR 5 plug-in its rows at the MINOR 5 layout (120 bytes), and a row with a bias or
  * a minimum length to a plug-in of MINOR < 6 or without the capability is
  * SAMPCERT_STATUS_UNSUPPORTED at the host. */
-#define SAMPCERT_ABI_VERSION_MINOR 6u
+/* MINOR 7 appended to sampcert_row: the mask as packed words (packed_mask, mask_layout; SPEC
+ * section 19) with SAMPCERT_CAP_PACKED_MASK and SAMPCERT_MASK_*: ceil(V / 32) uint32_t words, bit
+ * i of word j (value 1u << i) is token 32 j + i, the layout of xgrammar's and llguidance's token
+ * bitmasks. A host passes a MINOR 6 plug-in its rows at the MINOR 6 layout (160 bytes), and a
+ * row whose mask_layout is SAMPCERT_MASK_PACKED to a plug-in of MINOR < 7 or without the
+ * capability is SAMPCERT_STATUS_UNSUPPORTED at the host. */
+/* MINOR 8 appended to sampcert_batch: log-probabilities of the drawn tokens (logprob_mode,
+ * top_logprobs and three output buffers; SPEC section 20) with SAMPCERT_CAP_LOGPROBS_RAW, _SCALED
+ * and _PROCESSED (one per mode the sampler can return) and SAMPCERT_LOGPROBS_*. A host asks a
+ * plug-in of MINOR < 8, or one without the mode's capability, for no log-probabilities (the
+ * request is SAMPCERT_STATUS_UNSUPPORTED at the host). */
+#define SAMPCERT_ABI_VERSION_MINOR 8u
 
 #if defined(_WIN32)
 #define SAMPCERT_EXPORT __declspec(dllexport)
@@ -128,6 +139,25 @@ extern "C" {
 #define SAMPCERT_CAP_LOGIT_BIAS (1u << 15)
 /* MINOR 6: the sampler reads min_tokens and eos_token_id (MINLEN-CAP-1). */
 #define SAMPCERT_CAP_MIN_TOKENS (1u << 16)
+/* MINOR 7: the sampler reads masks given as packed words (packed_mask; PMASK-CAP-1). */
+#define SAMPCERT_CAP_PACKED_MASK (1u << 17)
+/* MINOR 8: sample() writes the drawn tokens' log-probabilities in a mode (LOGP-CAP-1): the raw
+ * logits' log-softmax, after temperature, or of the distribution drawn from. */
+#define SAMPCERT_CAP_LOGPROBS_RAW (1u << 18)
+#define SAMPCERT_CAP_LOGPROBS_SCALED (1u << 19)
+#define SAMPCERT_CAP_LOGPROBS_PROCESSED (1u << 20)
+
+/* MINOR 7: how a row's mask is given (sampcert_row.mask_layout; SPEC section 19). */
+#define SAMPCERT_MASK_BYTES 0  /* `mask`: vocab bytes, nonzero = allowed (packed_mask NULL) */
+#define SAMPCERT_MASK_PACKED 1 /* `packed_mask`: ceil(vocab / 32) words (`mask` NULL) */
+
+/* MINOR 8: the log-probabilities a sample() call asks for (sampcert_batch.logprob_mode; SPEC
+ * section 20). */
+#define SAMPCERT_LOGPROBS_NONE 0      /* no log-probabilities (the buffers are NULL) */
+#define SAMPCERT_LOGPROBS_RAW 1       /* log-softmax of the logits as given, over all V tokens */
+#define SAMPCERT_LOGPROBS_SCALED 2    /* log p after the mask, bias, penalties and temperature */
+#define SAMPCERT_LOGPROBS_PROCESSED 3 /* log p of the distribution drawn from (after truncation) \
+                                       */
 
 /* ---- Policies (SPEC section 4); values equal the C++ enums of sampcert/policies.h. ---- */
 #define SAMPCERT_GREEDY_UNIFORM 0
@@ -274,6 +304,14 @@ typedef struct sampcert_row {
    * (0 = off); eos_token_id in [0, vocab), read only when min_tokens > 0. */
   int64_t min_tokens;
   int64_t eos_token_id;
+  /* ---- MINOR 7 (SPEC section 19; read only where struct_size covers them, absent: the bytes
+   * of `mask`). SAMPCERT_MASK_PACKED only to a sampler declaring SAMPCERT_CAP_PACKED_MASK. ---- */
+  /* With mask_layout SAMPCERT_MASK_PACKED: NULL (all allowed) or ceil(vocab / 32) words, token
+   * t allowed iff (packed_mask[t / 32] >> (t % 32)) & 1; the last word's bits past vocab are
+   * padding, of any value, and never tokens (PMASK-2). `mask` is then NULL. Owned by the caller,
+   * valid during the call. */
+  const uint32_t* packed_mask;
+  int64_t mask_layout; /* SAMPCERT_MASK_*: 0 bytes (`mask`), 1 packed words (`packed_mask`) */
 } sampcert_row;
 
 /* A batch of rows sharing dtype and vocabulary size. Filled by the caller. */
@@ -285,6 +323,20 @@ typedef struct sampcert_batch {
   uint64_t num_rows; /* >= 1; > 1 only with SAMPCERT_CAP_BATCH */
   /* num_rows rows. Owned by the caller, valid during the call. */
   const sampcert_row* rows;
+  /* ---- MINOR 8 (SPEC section 20; read only where struct_size covers them, absent: none).
+   * Only in sample(), and a mode only to a sampler declaring its SAMPCERT_CAP_LOGPROBS_*. ---- */
+  int32_t logprob_mode; /* SAMPCERT_LOGPROBS_*: 0 none (every field below 0 or NULL) */
+  int32_t reserved1;
+  uint64_t top_logprobs; /* n >= 0: also each row's n most probable tokens in the mode */
+  /* num_rows x draws_per_row caller-owned doubles, the call's outputs: out_logprobs[r * draws +
+   * j] is the log-probability, in the mode, of the token written to out[r * draws + j] (-inf for
+   * a token outside the mode's support). */
+  double* out_logprobs;
+  /* num_rows x n each (NULL when n is 0): row r's n most probable tokens in the mode, most
+   * probable first (ties in any order), and their log-probabilities; past the mode's support,
+   * any remaining tokens with -inf. */
+  int64_t* out_top_tokens;
+  double* out_top_logprobs;
 } sampcert_batch;
 
 /* MINOR 2: one speculative-decoding chain to verify (SPEC section 15). Filled by the caller.
@@ -406,9 +458,14 @@ typedef int32_t (*sampcert_get_sampler_api_fn)(uint32_t host_major, uint32_t hos
 /* A MINOR 5 row ends before bias_tokens (120 bytes): the layout and stride a host gives a
  * MINOR 5 plug-in. */
 #define SAMPCERT_ROW_MINOR5_STRUCT_SIZE offsetof(sampcert_row, bias_tokens)
+/* A MINOR 6 row ends before packed_mask (160 bytes): the layout and stride a host gives a
+ * MINOR 6 plug-in. */
+#define SAMPCERT_ROW_MINOR6_STRUCT_SIZE offsetof(sampcert_row, packed_mask)
 /* Where the MINOR 4 fields of the info struct start. */
 #define SAMPCERT_SAMPLER_INFO_MINOR4_OFFSET offsetof(sampcert_sampler_info, repetition_history)
 #define SAMPCERT_BATCH_STRUCT_SIZE sizeof(sampcert_batch)
+/* A MINOR 0..7 batch ends before logprob_mode (40 bytes). */
+#define SAMPCERT_BATCH_MINOR7_STRUCT_SIZE offsetof(sampcert_batch, logprob_mode)
 #define SAMPCERT_SAMPLER_API_STRUCT_SIZE sizeof(sampcert_sampler_api)
 /* The table of a MINOR 0 or 1 plug-in ends before verify. */
 #define SAMPCERT_SAMPLER_API_MINOR0_STRUCT_SIZE offsetof(sampcert_sampler_api, verify)
@@ -455,11 +512,16 @@ SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, bias_tokens) == 120, "row layout")
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, num_bias) == 136, "row layout");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, min_tokens) == 144, "row layout");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, eos_token_id) == 152, "row layout");
-SAMPCERT_STATIC_ASSERT(sizeof(sampcert_row) == 160, "row size");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, packed_mask) == 160, "row layout");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_row, mask_layout) == 168, "row layout");
+SAMPCERT_STATIC_ASSERT(sizeof(sampcert_row) == 176, "row size");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_batch, dtype) == 8, "batch layout");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_batch, vocab) == 16, "batch layout");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_batch, rows) == 32, "batch layout");
-SAMPCERT_STATIC_ASSERT(sizeof(sampcert_batch) == 40, "batch size");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_batch, logprob_mode) == 40, "batch layout");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_batch, out_logprobs) == 56, "batch layout");
+SAMPCERT_STATIC_ASSERT(offsetof(sampcert_batch, out_top_logprobs) == 72, "batch layout");
+SAMPCERT_STATIC_ASSERT(sizeof(sampcert_batch) == 80, "batch size");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_sampler_api, abi_major) == 8, "api layout");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_sampler_api, get_info) == 16, "api layout");
 SAMPCERT_STATIC_ASSERT(offsetof(sampcert_sampler_api, sample) == 48, "api layout");

@@ -57,6 +57,8 @@ CAPABILITIES = {
     "min-p": 1 << 6, "temperature-0": 1 << 7, "probabilities": 1 << 8, "batch": 1 << 9,
     "verify": 1 << 10, "verify-draft-logits": 1 << 11, "verify-acceptance": 1 << 12,
     "penalties": 1 << 13, "seeds": 1 << 14, "logit-bias": 1 << 15, "min-tokens": 1 << 16,
+    "packed-mask": 1 << 17, "logprobs-raw": 1 << 18, "logprobs-scaled": 1 << 19,
+    "logprobs-processed": 1 << 20,
 }
 GREEDY = {"uniform": 0, "lowest-index": 1, "any": 2}
 TIES = {"keep-all": 0, "exact-lowest-index": 1, "exact-any": 2}

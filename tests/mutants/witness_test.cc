@@ -268,12 +268,12 @@ struct AbiBatch {
       row.row_id = r.row_id;
       rows.push_back(row);
     }
-    batch = {SAMPCERT_BATCH_STRUCT_SIZE,
-             static_cast<int32_t>(dtype),
-             0,
-             rows_in.front().logits.size(),
-             rows.size(),
-             rows.data()};
+    batch = sampcert_batch{};
+    batch.struct_size = SAMPCERT_BATCH_STRUCT_SIZE;
+    batch.dtype = static_cast<int32_t>(dtype);
+    batch.vocab = rows_in.front().logits.size();
+    batch.num_rows = rows.size();
+    batch.rows = rows.data();
   }
   AbiBatch(const AbiBatch&) = delete;
   sampcert::RowView View(std::size_t r) const {

@@ -49,6 +49,15 @@
 //   lenient              lenient acceptance, lenience 0.5 (Leviathan et al. 2023, appendix A.5):
 //                        accepted with probability min(1, p / (0.5 q)), the residual (p - q)+ on
 //                        a rejection. Declared (SAMPCERT_VERIFY_LENIENT): Warnings.
+//   start_of_step_mask   every target row of a chain read under position 1's mask: a step that
+//                        schedules several positions keeps the grammar mask it started with
+//                        (vllm-project/vllm#44297: positions past a reasoning marker got the
+//                        start-of-step mask). VER-1 on position_masks_V64_k3, where each
+//                        position forbids other tokens; nothing on masked_V64_k3, whose
+//                        positions share one mask.
+//   bonus_unmasked       the bonus row (position k + 1) read without its mask: its bitmask row
+//                        filled with the unconstrained mask after a padded draft
+//                        (vllm-project/vllm#44006, #44292). VER-1 on the masked chains.
 //   no_verify            the control without the capability: stable_cpu's sampler alone, the
 //                        baseline of the verifier family's cost (docs/performance.md,
 //                        "Certification run times").
@@ -108,6 +117,24 @@ class FlawedVerifier {
   Error Verify(const sampcert_chain_batch& batch, uint64_t seed, int64_t* accepted,
                int64_t* tokens) {
     if (defect_ == "none") return inner_.Verify(batch, seed, accepted, tokens);
+    if (defect_ == "start_of_step_mask" || defect_ == "bonus_unmasked") {
+      // The exact verifier on a copy of the chains whose target rows carry the wrong masks.
+      std::vector<sampcert_chain> chains(batch.chains, batch.chains + batch.num_chains);
+      std::vector<std::vector<sampcert_row>> rows(chains.size());
+      for (std::size_t c = 0; c < chains.size(); ++c) {
+        const std::size_t k = static_cast<std::size_t>(chains[c].num_drafts);
+        rows[c].assign(chains[c].target_rows, chains[c].target_rows + k + 1);
+        if (defect_ == "start_of_step_mask") {
+          for (sampcert_row& r : rows[c]) r.mask = rows[c][0].mask;
+        } else {
+          rows[c][k].mask = nullptr;
+        }
+        chains[c].target_rows = rows[c].data();
+      }
+      sampcert_chain_batch wrong = batch;
+      wrong.chains = chains.data();
+      return inner_.Verify(wrong, seed, accepted, tokens);
+    }
     StableCpuSampler::VerifyTargets targets;
     if (Error e = inner_.ChainTargets(batch, &targets); e.code != ErrorCode::kOk) return e;
     const std::size_t v = static_cast<std::size_t>(batch.vocab);
@@ -124,8 +151,8 @@ class FlawedVerifier {
       r.top_k = 0;
       r.top_p = 1;
       r.min_p = 0;
-      const sampcert_batch one{
-          SAMPCERT_BATCH_STRUCT_SIZE, batch.draft_dtype, 0, batch.vocab, 1, &r};
+      const sampcert_batch one =
+          sampcert::adapters::AbiBatch(batch.draft_dtype, batch.vocab, 1, &r);
       std::vector<double> q(v);
       if (Error e = inner_.Probabilities(one, q.data()); e.code != ErrorCode::kOk) return e;
       plain.emplace(row.logits, std::move(q));

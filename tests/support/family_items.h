@@ -8,7 +8,10 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
 #include <map>
+#include <memory>
+#include <span>
 #include <string>
 #include <tuple>
 
@@ -55,6 +58,48 @@ inline FamilyRun RunFamilyItems(adapters::Sampler& sampler, const std::string& a
   }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
+}
+
+// Each mutant of a catalogue (rows with .mutant and .name; the first, `none`, is the correct
+// control) at plan seeds 1, 2 and 3: the control passes all `items` items of the family, every
+// other mutant fails at least one at each seed. With `draws_only`, each is run a second time
+// with its probabilities capability removed, so that its draws alone must show it.
+inline const sampcert_sampler_api* g_mutant_inner = nullptr;
+inline int32_t MutantInfoWithoutProbabilities(sampcert_sampler_info* info, sampcert_error* error) {
+  const int32_t rc = g_mutant_inner->get_info(info, error);
+  info->capabilities &= ~SAMPCERT_CAP_PROBABILITIES;
+  return rc;
+}
+template <typename Info, typename ApiOf>
+void ExpectMutantsCaught(std::span<const Info> catalogue, ApiOf api_of, properties::ItemKind kind,
+                         int items, bool draws_only) {
+  for (const Info& info : catalogue) {
+    for (const bool without_probabilities : {false, true}) {
+      if (without_probabilities && !draws_only) continue;
+      g_mutant_inner = api_of(info.mutant);
+      sampcert_sampler_api api = *g_mutant_inner;
+      if (without_probabilities) api.get_info = MutantInfoWithoutProbabilities;
+      auto opened = adapters::Sampler::Open(&api, nullptr);
+      ASSERT_TRUE(opened.ok()) << opened.error().message;
+      adapters::Sampler& s = *opened.value();
+      ASSERT_EQ(s.info().Has(SAMPCERT_CAP_PROBABILITIES), !without_probabilities);
+      const bool control = &info == &catalogue.front();
+      for (uint64_t seed : {1, 2, 3}) {
+        const FamilyRun r = RunFamilyItems(s, info.name, seed, kind);
+        ASSERT_EQ(r.items, items) << info.name;
+        if (control) {
+          EXPECT_EQ(r.passed, r.items) << "the control, seed " << seed << ": " << r.first_failure;
+        } else {
+          EXPECT_NE(r.first_failure, "") << info.name << " not caught at seed " << seed
+                                         << (without_probabilities ? " by its draws" : "");
+        }
+        std::printf("[%s%s] seed %llu: %d of %d items failed, %.2f s; first: %s\n", info.name,
+                    without_probabilities ? ", draws only" : "",
+                    static_cast<unsigned long long>(seed), r.items - r.passed, r.items, r.seconds,
+                    r.first_failure.empty() ? "none" : r.first_failure.c_str());
+      }
+    }
+  }
 }
 
 }  // namespace sampcert::testing_support

@@ -96,6 +96,11 @@ class TestRow {
     base_.frequency_penalty = frequency;
     return *this;
   }
+  // The mask given packed (SPEC section 19): the host packs Mask()'s bytes into words.
+  TestRow& Packed() {
+    base_.mask_layout = kMaskPacked;
+    return *this;
+  }
   TestRow& RowId(uint64_t id) {
     base_.row_id = id;
     return *this;
