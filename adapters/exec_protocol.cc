@@ -186,6 +186,25 @@ Expected<std::string> EncodeSampleRequest(const sampcert_batch& batch, uint64_t 
   return EncodeBatch(batch, minor, std::move(w));
 }
 
+Expected<std::string> EncodeSampleLogprobsRequest(const sampcert_batch& batch, uint64_t seed,
+                                                  uint64_t first_draw, uint64_t draws_per_row,
+                                                  uint32_t minor) {
+  if (minor < 7) {
+    return Error{ErrorCode::kUnsupported,
+                 fmt::format("the child speaks protocol {}.{}, which carries no log-probabilities "
+                             "(1.7 does)",
+                             kExecProtocolMajor, minor)};
+  }
+  Writer w = StartMessage(RequestKind::kSampleLogprobs);
+  w.Put<uint64_t>(seed);
+  w.Put<uint64_t>(first_draw);
+  w.Put<uint64_t>(draws_per_row);
+  w.Put<int32_t>(BatchLogprobMode(batch));
+  w.Put<uint32_t>(0);
+  w.Put<uint64_t>(batch.top_logprobs);
+  return EncodeBatch(batch, minor, std::move(w));
+}
+
 Expected<std::string> EncodeProbabilitiesRequest(const sampcert_batch& batch, uint32_t minor) {
   return EncodeBatch(batch, minor, StartMessage(RequestKind::kProbabilities));
 }

@@ -23,8 +23,9 @@ namespace sampcert::adapters {
 inline constexpr uint32_t kExecProtocolMajor = 1;
 // MINOR 2: VERIFY; 3: draft logits, acceptance; 4: INFO's penalty history policies; 5: the
 // row's penalties, seed and token history (an 80-byte row header, its size in the batch header);
-// 6: the row's logit bias and minimum length (a 104-byte row header, the bias after the history).
-inline constexpr uint32_t kExecProtocolMinor = 6;
+// 6: the row's logit bias and minimum length (a 104-byte row header, the bias after the history);
+// 7: SAMPLE_LOGPROBS, the draws' log-probabilities (ABI MINOR 8).
+inline constexpr uint32_t kExecProtocolMinor = 7;
 
 namespace exec_protocol {
 
@@ -44,6 +45,7 @@ enum class RequestKind : uint32_t {
   kDestroy = 5,
   kVerify = 6,             // protocol MINOR 2 (ABI MINOR 2)
   kVerifyDraftLogits = 7,  // protocol MINOR 3 (ABI MINOR 3): VERIFY with draft rows of logits
+  kSampleLogprobs = 8,     // protocol MINOR 7 (ABI MINOR 8): SAMPLE with the log-probabilities
 };
 enum class ReplyKind : uint32_t { kOk = 0, kError = 1 };
 
@@ -102,6 +104,11 @@ std::string EncodeCreateRequest(const std::optional<std::string>& config);  // n
 Expected<std::string> EncodeSampleRequest(const sampcert_batch& batch, uint64_t seed,
                                           uint64_t first_draw, uint64_t draws_per_row,
                                           uint32_t minor);
+// SAMPLE_LOGPROBS (protocol MINOR 7): SAMPLE's fields, the batch's logprob_mode and top_logprobs,
+// then the batch; kUnsupported for a child of an older minor.
+Expected<std::string> EncodeSampleLogprobsRequest(const sampcert_batch& batch, uint64_t seed,
+                                                  uint64_t first_draw, uint64_t draws_per_row,
+                                                  uint32_t minor);
 Expected<std::string> EncodeProbabilitiesRequest(const sampcert_batch& batch, uint32_t minor);
 // VERIFY (PROTOCOL.md, "VERIFY"): the chains with their distinct target rows and draft rows sent
 // once each (trials share them), chains referring to them by index. A batch with draft rows of

@@ -108,6 +108,23 @@ TEST(ExecProtocol, SampleRequestIsProtocolMdsBytes) {
   EXPECT_EQ(Hex(*request), Hex(Example("sample-request")));
 }
 
+// Protocol 1.7: SAMPLE_LOGPROBS, the mode and top_n after SAMPLE's fields; refused for 1.6.
+TEST(ExecProtocol, SampleLogprobsRequestIsProtocolMdsBytes) {
+  const float logits[2] = {0.0f, 1.0f};
+  sampcert_row row = F32Row(logits);
+  row.row_id = 7;
+  sampcert_batch batch = OneRow(&row, SAMPCERT_DTYPE_F32, 2);
+  batch.logprob_mode = SAMPCERT_LOGPROBS_PROCESSED;
+  batch.top_logprobs = 2;
+  auto request = EncodeSampleLogprobsRequest(batch, 5, 0, 2, kExecProtocolMinor);
+  ASSERT_TRUE(request.ok()) << request.error().message;
+  EXPECT_EQ(Hex(*request), Hex(Example("sample-logprobs-request")));
+  auto old = EncodeSampleLogprobsRequest(batch, 5, 0, 2, 6);
+  ASSERT_FALSE(old.ok());
+  EXPECT_EQ(old.error().code, ErrorCode::kUnsupported);
+  EXPECT_NE(old.error().message.find("1.7"), std::string::npos) << old.error().message;
+}
+
 // Protocol 1.5: a row's penalties, seed and token history (the ids after the masks), as a child
 // of 1.5 reads them (80-byte row headers).
 TEST(ExecProtocol, HistoryRequestIsProtocolMdsBytes) {

@@ -393,6 +393,9 @@ int32_t DecodeInfoReply(Program& p, const std::string& reply, sampcert_error* er
       {SAMPCERT_CAP_SEEDS, 5, "seeds", "a row's seed is"},
       {SAMPCERT_CAP_LOGIT_BIAS, 6, "logit-bias", "a row's logit bias is"},
       {SAMPCERT_CAP_MIN_TOKENS, 6, "min-tokens", "a row's minimum length is"},
+      {SAMPCERT_CAP_LOGPROBS_RAW, 7, "logprobs-raw", "log-probabilities are"},
+      {SAMPCERT_CAP_LOGPROBS_SCALED, 7, "logprobs-scaled", "log-probabilities are"},
+      {SAMPCERT_CAP_LOGPROBS_PROCESSED, 7, "logprobs-processed", "log-probabilities are"},
   };
   for (const NeedsMinor& n : kNeedsMinor) {
     if (ok && minor < n.minor && (i.capabilities & n.capability) != 0) {
@@ -403,23 +406,14 @@ int32_t DecodeInfoReply(Program& p, const std::string& reply, sampcert_error* er
       return SAMPCERT_STATUS_INVALID_ARGUMENT;
     }
   }
-  // Packed masks (SPEC section 19, ABI MINOR 7) and log-probabilities (section 20, MINOR 8)
-  // are on no protocol version's wire: a child that declares them would be certified on what it
-  // never receives or returns.
-  static constexpr std::pair<uint32_t, const char*> kNotOnWire[] = {
-      {SAMPCERT_CAP_PACKED_MASK, "packed-mask (an exec child receives its masks as bytes)"},
-      {SAMPCERT_CAP_LOGPROBS_RAW, "logprobs-raw (a SAMPLE reply carries tokens only)"},
-      {SAMPCERT_CAP_LOGPROBS_SCALED, "logprobs-scaled (a SAMPLE reply carries tokens only)"},
-      {SAMPCERT_CAP_LOGPROBS_PROCESSED, "logprobs-processed (a SAMPLE reply carries tokens only)"},
-  };
-  for (const auto& [bit, what] : kNotOnWire) {
-    if (ok && (i.capabilities & bit) != 0) {
-      SetError(err, SAMPCERT_STATUS_INVALID_ARGUMENT, -1,
-               fmt::format("exec sampler '{}' declares {}, which no version of the exec protocol "
-                           "carries",
-                           p.command, what));
-      return SAMPCERT_STATUS_INVALID_ARGUMENT;
-    }
+  // Packed masks (SPEC section 19, ABI MINOR 7) are on no protocol version's wire: a child that
+  // declares them would be certified on rows it never receives packed.
+  if (ok && (i.capabilities & SAMPCERT_CAP_PACKED_MASK) != 0) {
+    SetError(err, SAMPCERT_STATUS_INVALID_ARGUMENT, -1,
+             fmt::format("exec sampler '{}' declares packed-mask, which no version of the exec "
+                         "protocol carries (an exec child receives its masks as bytes)",
+                         p.command));
+    return SAMPCERT_STATUS_INVALID_ARGUMENT;
   }
   // A newer MINOR may append fields: what follows is ignored (r.AtEnd() is not required).
   if (!ok) {
@@ -566,16 +560,34 @@ int32_t Sample(sampcert_sampler* s, const sampcert_batch* batch, uint64_t seed, 
   return Guard(err, [&]() -> int32_t {
     Instance& inst = *reinterpret_cast<Instance*>(s);
     if (int32_t st = EnsureOwnChild(inst, err); st != SAMPCERT_STATUS_OK) return st;
-    auto request = exec_protocol::EncodeSampleRequest(*batch, seed, first_draw, draws_per_row,
-                                                      inst.program->minor);
+    // SAMPLE_LOGPROBS (1.7) when the batch asks for log-probabilities (ABI MINOR 8): the reply
+    // is the tokens, their log-probabilities, then the top tokens and theirs.
+    const bool logprobs = BatchLogprobMode(*batch) != SAMPCERT_LOGPROBS_NONE;
+    auto request = logprobs ? exec_protocol::EncodeSampleLogprobsRequest(
+                                  *batch, seed, first_draw, draws_per_row, inst.program->minor)
+                            : exec_protocol::EncodeSampleRequest(
+                                  *batch, seed, first_draw, draws_per_row, inst.program->minor);
     if (!request.ok()) return Refused(request.error(), err);
     std::string reply;
-    const uint64_t bytes = batch->num_rows * draws_per_row * sizeof(int64_t);
-    if (int32_t st = inst.child->Call(*request, "sample", OkLength::Exactly(bytes), &reply, err);
+    const uint64_t draws = batch->num_rows * draws_per_row;
+    const uint64_t top = logprobs ? batch->num_rows * batch->top_logprobs : 0;
+    const uint64_t bytes = draws * sizeof(int64_t);
+    const uint64_t extra = logprobs ? draws * sizeof(double) + top * 16 : 0;
+    if (int32_t st = inst.child->Call(*request, logprobs ? "sample_logprobs" : "sample",
+                                      OkLength::Exactly(bytes + extra), &reply, err);
         st != SAMPCERT_STATUS_OK) {
       return st;
     }
     if (bytes > 0) std::memcpy(out, reply.data(), bytes);
+    if (logprobs) {
+      const char* at = reply.data() + bytes;
+      if (draws > 0) std::memcpy(batch->out_logprobs, at, draws * sizeof(double));
+      at += draws * sizeof(double);
+      if (top > 0) {
+        std::memcpy(batch->out_top_tokens, at, top * sizeof(int64_t));
+        std::memcpy(batch->out_top_logprobs, at + top * sizeof(int64_t), top * sizeof(double));
+      }
+    }
     return SAMPCERT_STATUS_OK;
   });
 }

@@ -102,8 +102,10 @@ RowView F32Row(const std::vector<uint32_t>& logits) {
 TEST(ExecSampler, AChildDeclaringWhatItsProtocolDoesNotCarryIsRefused) {
   const std::string python = NUMPY_PYTHON;
   if (python.empty()) GTEST_SKIP() << "no python3 with numpy";
-  for (const auto& [capability, minor] : {std::pair{"penalties", 5}, std::pair{"seeds", 5},
-                                          std::pair{"logit-bias", 6}, std::pair{"min-tokens", 6}}) {
+  for (const auto& [capability, minor] :
+       {std::pair{"penalties", 5}, std::pair{"seeds", 5}, std::pair{"logit-bias", 6},
+        std::pair{"min-tokens", 6}, std::pair{"logprobs-raw", 7}, std::pair{"logprobs-scaled", 7},
+        std::pair{"logprobs-processed", 7}}) {
     const std::string error = OpenPythonChildDeclaring(python, capability, minor - 1);
     EXPECT_NE(
         error.find(fmt::format("declares {} but speaks protocol 1.{}", capability, minor - 1)),
@@ -113,6 +115,47 @@ TEST(ExecSampler, AChildDeclaringWhatItsProtocolDoesNotCarryIsRefused) {
     EXPECT_EQ(OpenPythonChildDeclaring(python, capability, minor), "") << capability;
   }
   EXPECT_EQ(OpenPythonChildDeclaring(python, "mask", 4), "");  // the control: 1.4 carries masks
+  // Packed masks are on no protocol's wire: refused whatever the child speaks.
+  const std::string packed = OpenPythonChildDeclaring(python, "packed-mask", 7);
+  EXPECT_NE(packed.find("declares packed-mask, which no version of the exec protocol carries"),
+            std::string::npos)
+      << packed;
+}
+
+// Protocol 1.7 end to end: SAMPLE_LOGPROBS names the mode and top_n, and the child's four arrays
+// come back into the ABI's outputs (the child answers its request back in them).
+TEST(ExecSampler, APythonChildReturnsLogprobs) {
+  const std::string python = NUMPY_PYTHON;
+  if (python.empty()) GTEST_SKIP() << "no python3 with numpy";
+  auto s =
+      OpenPythonChild(python,
+                      "def sample(batch, seed, first, n, logprobs=None):\n"
+                      "    rows = len(batch.rows)\n"
+                      "    tok = np.tile(np.arange(n), (rows, 1))\n"
+                      "    if logprobs is None:\n"
+                      "        return tok\n"
+                      "    mode = {\"raw\": 1, \"scaled\": 2, \"processed\": 3}[logprobs.mode]\n"
+                      "    lp = -tok - 0.25 * mode\n"
+                      "    top = np.tile(np.arange(logprobs.top_n)[::-1], (rows, 1))\n"
+                      "    return tok, lp, top, np.full((rows, logprobs.top_n), -np.inf)\n"
+                      "sp.serve(sample, sp.Info(name=\"l\", capabilities=[\"f32\", \"batch\", "
+                      "\"logprobs-raw\", \"logprobs-scaled\"]))");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  const std::vector<uint32_t> logits(10, 0u);
+  const Batch batch{DType::kF32, logits.size(), {F32Row(logits), F32Row(logits)}};
+  auto got = (*s)->SampleLogprobs(batch, 1, 0, 3, SAMPCERT_LOGPROBS_SCALED, 2);
+  ASSERT_TRUE(got.ok()) << got.error().message;
+  EXPECT_EQ(got->tokens, (std::vector<int64_t>{0, 1, 2, 0, 1, 2}));
+  EXPECT_EQ(got->logprobs, (std::vector<double>{-0.5, -1.5, -2.5, -0.5, -1.5, -2.5}));
+  EXPECT_EQ(got->top_tokens, (std::vector<int64_t>{1, 0, 1, 0}));
+  for (double lp : got->top_logprobs) EXPECT_EQ(lp, -std::numeric_limits<double>::infinity());
+  // A mode it does not declare is refused at the host; a plain SAMPLE still works.
+  auto processed = (*s)->SampleLogprobs(batch, 1, 0, 3, SAMPCERT_LOGPROBS_PROCESSED, 0);
+  ASSERT_FALSE(processed.ok());
+  EXPECT_EQ(processed.error().code, ErrorCode::kUnsupported);
+  auto plain = (*s)->Sample(batch, 1, 0, 3);
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_EQ(*plain, got->tokens);
 }
 
 // Protocol 1.5 end to end: the Python helper's Row gets the row's penalties, seed and history

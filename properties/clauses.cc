@@ -539,8 +539,8 @@ constexpr Clause kClauses[] = {
                 "asked for none",
      .not_exercised =
          "the host's request, not a sampler's output: logprob_plan_test's LogprobHost checks "
-         "the gate and a 40-byte batch; the exec: protocol carries no log-probabilities (a "
-         "child declaring a mode is refused)"},
+         "the gate and a 40-byte batch; exec_protocol_test and exec_sampler_test the exec: "
+         "protocol's SAMPLE_LOGPROBS (1.7; a 1.6 child declaring a mode is refused)"},
 };
 
 constexpr std::string_view kSuiteOwn[] = {

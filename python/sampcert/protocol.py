@@ -25,10 +25,13 @@ from typing import Callable, List, Optional, Sequence, Union
 import numpy as np
 
 PROTOCOL_MAJOR = 1
-PROTOCOL_MINOR = 6
+PROTOCOL_MINOR = 7
 MAGIC = 0x31504353  # b"SCP1"
 INFO, CREATE, SAMPLE, PROBABILITIES, DESTROY, VERIFY = 1, 2, 3, 4, 5, 6
 VERIFY_DRAFT_LOGITS = 7  # protocol MINOR 3: VERIFY with the draft rows as logits
+SAMPLE_LOGPROBS = 8  # protocol MINOR 7: SAMPLE with the draws' log-probabilities (SPEC section 20)
+# SAMPCERT_LOGPROBS_*: the modes a SAMPLE_LOGPROBS request names, and the capability of each.
+LOGPROB_MODES = {1: "raw", 2: "scaled", 3: "processed"}
 REPLY_OK, REPLY_ERROR = 0, 1
 
 # Status codes: the C ABI's SAMPCERT_STATUS_* (include/sampcert/sampler_abi.h).
@@ -648,6 +651,18 @@ class _Connection:
 
 SampleFn = Callable[[Batch, int, int, int], "np.ndarray"]
 
+
+@dataclasses.dataclass
+class LogprobRequest:
+    """What a SAMPLE_LOGPROBS request (protocol 1.7, SPEC section 20) asks of sample_fn, passed
+    as its keyword argument `logprobs`: the mode ("raw", "scaled" or "processed"; the sampler
+    declares "logprobs-<mode>" for each it serves) and top_n, the number of most probable
+    tokens wanted per row (0: none). sample_fn then returns four arrays: the tokens (rows,
+    draws), their log-probabilities (rows, draws) float64, each row's top_n tokens (rows,
+    top_n), most probable first, and their log-probabilities (rows, top_n)."""
+    mode: str
+    top_n: int
+
 # A protocol script's fork server (_fork_server.py): the script started with this variable set
 # to a socket path becomes the server (serve() forks a child per request instead of serving);
 # the same command started by the tool with SAMPCERT_FORK_SERVER set to that path is served by
@@ -686,6 +701,9 @@ def serve(sample_fn: SampleFn, info: Info,
     sample_fn(batch, seed, first_draw, draws_per_row) returns the tokens, shape
     (rows, draws_per_row): entry [r, j] is row r's draw number first_draw + j under seed.
     probabilities_fn(batch) returns shape (rows, vocab) float64 (declare "probabilities").
+    A sampler declaring "logprobs-raw", "logprobs-scaled" or "logprobs-processed" (protocol 1.7)
+    is also called as sample_fn(batch, seed, first_draw, draws_per_row, logprobs=LogprobRequest)
+    and returns (tokens, logprobs, top_tokens, top_logprobs) (see LogprobRequest).
     create_fn(config) receives --sampler-config (None when not given) once, before any sample.
     verify_fn(chains, seed) verifies speculative-decoding chains (declare "verify"; SPEC section
     15): for each Chain it returns the emitted tokens, the accepted drafts then one token (the
@@ -758,6 +776,23 @@ def serve(sample_fn: SampleFn, info: Info,
                 out = _reply_array(sample_fn(batch, seed, first, draws), "sample_fn", "iu",
                                    (len(batch.rows), draws))
                 conn.write(REPLY_OK, out.tobytes())
+            elif kind == SAMPLE_LOGPROBS:
+                seed, first, draws, code, _, top_n = struct.unpack_from("<QQQiIQ", view, 0)
+                if code not in LOGPROB_MODES:
+                    raise SamplerError(INVALID_ARGUMENT, f"unknown logprob mode {code}")
+                batch = to_arrays(decode_batch(view[40:]))
+                got = sample_fn(batch, seed, first, draws,
+                                logprobs=LogprobRequest(LOGPROB_MODES[code], top_n))
+                if not isinstance(got, (tuple, list)) or len(got) != 4:
+                    raise SamplerError(INTERNAL, "sample_fn asked for log-probabilities returned "
+                                       f"{type(got).__name__}, not (tokens, logprobs, top_tokens, "
+                                       "top_logprobs)")
+                rows = len(batch.rows)
+                parts = [_reply_array(got[0], "sample_fn's tokens", "iu", (rows, draws)),
+                         _reply_array(got[1], "sample_fn's logprobs", "fiu", (rows, draws)),
+                         _reply_array(got[2], "sample_fn's top tokens", "iu", (rows, top_n)),
+                         _reply_array(got[3], "sample_fn's top logprobs", "fiu", (rows, top_n))]
+                conn.write(REPLY_OK, b"".join(p.tobytes() for p in parts))
             elif kind == PROBABILITIES:
                 if probabilities_fn is None:
                     raise SamplerError(UNSUPPORTED,

@@ -21,8 +21,8 @@ import numpy_sampler as ns  # noqa: E402
 class CorrectSampler:
     info = ns.INFO
 
-    def sample(self, batch, seed, first_draw, draws_per_row):
-        return ns.sample(batch, seed, first_draw, draws_per_row)
+    def sample(self, batch, seed, first_draw, draws_per_row, logprobs=None):
+        return ns.sample(batch, seed, first_draw, draws_per_row, logprobs=logprobs)
 
     def probabilities(self, batch):
         return ns.probabilities(batch)
@@ -56,8 +56,8 @@ class TopPBugSampler:
         finally:
             ns.distribution = correct
 
-    def sample(self, batch, seed, first_draw, draws_per_row):
-        return self._with_bug(ns.sample, batch, seed, first_draw, draws_per_row)
+    def sample(self, batch, seed, first_draw, draws_per_row, logprobs=None):
+        return self._with_bug(ns.sample, batch, seed, first_draw, draws_per_row, logprobs)
 
     def probabilities(self, batch):
         return self._with_bug(ns.probabilities, batch)

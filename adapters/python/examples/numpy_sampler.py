@@ -17,7 +17,9 @@ over the prompt and the output, presence and frequency over the output, before t
 and per-request seeds (section 17: a row's own seed, or unseeded) are declared too, and so are
 the logit bias and the minimum length (section 18, protocol 1.6: a bias added to the exact
 logit before the penalties, -inf banning its token as a mask does; the end-of-sequence id
-banned while the output is shorter than min_tokens).
+banned while the output is shorter than min_tokens). Log-probabilities (section 20, protocol
+1.7) in the three modes: raw (the logits as given), scaled (before truncation) and processed
+(the distribution drawn from), with each row's top n.
 
 --sampler-config: none, "" or "check-config=TEXT" (create refuses anything else; TEXT is
 printed to stderr, which is how the tests see that the config arrived).
@@ -37,7 +39,8 @@ INFO = sp.Info(
     version="1.0",
     capabilities=["f32", "f16", "bf16", "mask", "top-k", "top-p", "min-p", "temperature-0",
                   "probabilities", "batch", "verify", "verify-draft-logits", "verify-acceptance",
-                  "penalties", "seeds", "logit-bias", "min-tokens"],
+                  "penalties", "seeds", "logit-bias", "min-tokens", "logprobs-raw",
+                  "logprobs-scaled", "logprobs-processed"],
     greedy_tie_break="uniform",
     tie_rule="keep-all",
     pipeline_order="temperature-first",
@@ -209,11 +212,34 @@ def distribution(r, row):
     return p / p.sum()
 
 
+def logprobs_of(r, row, mode):
+    """SPEC section 20: each token's log-probability in `mode`, float64, -inf outside the
+    mode's support."""
+    if mode == "raw":  # the logits as given: no mask, bias, penalty or temperature
+        x = row.logits.astype(np.float64)
+        m = x.max()
+        return x - m - np.log(np.exp(x - m).sum())
+    if mode == "processed":  # the distribution drawn from
+        with np.errstate(divide="ignore"):
+            return np.log(distribution(r, row))
+    x, support = validate(r, row)  # scaled: SEM-1..SEM-4 before truncation
+    x = penalize(row, add_bias(row, x))
+    m = x[support].max()
+    out = np.full(x.size, -np.inf)
+    if row.temperature == 0 or m == np.inf:
+        winners = support & (x == m)
+        out[winners] = -np.log(winners.sum())
+        return out
+    z = (x[support] - m) / row.temperature
+    out[support] = z - np.log(np.exp(z).sum())
+    return out
+
+
 def probabilities(batch):
     return np.stack([distribution(r, row) for r, row in enumerate(batch.rows)])
 
 
-def sample(batch, seed, first_draw, draws_per_row):
+def sample(batch, seed, first_draw, draws_per_row, logprobs=None):
     dists = [distribution(r, row) for r, row in enumerate(batch.rows)]  # every row valid first
     out = np.empty((len(batch.rows), draws_per_row), np.int64)
     for r, (row, p) in enumerate(zip(batch.rows, dists)):
@@ -225,7 +251,12 @@ def sample(batch, seed, first_draw, draws_per_row):
                          draws_per_row)
         tok = np.searchsorted(c, u, side="right")  # the smallest i with u < C_i (DRAW-3)
         out[r] = np.minimum(tok, np.flatnonzero(p > 0)[-1])  # rounding past C_last
-    return out
+    if logprobs is None:
+        return out
+    # SPEC section 20: each draw's log-probability and each row's top n, most probable first.
+    lps = np.stack([logprobs_of(r, row, logprobs.mode) for r, row in enumerate(batch.rows)])
+    top = np.argsort(-lps, axis=1, kind="stable")[:, :logprobs.top_n]
+    return (out, np.take_along_axis(lps, out, 1), top, np.take_along_axis(lps, top, 1))
 
 
 def _cdf(w):
