@@ -156,8 +156,7 @@ extern "C" {
 #define SAMPCERT_LOGPROBS_NONE 0      /* no log-probabilities (the buffers are NULL) */
 #define SAMPCERT_LOGPROBS_RAW 1       /* log-softmax of the logits as given, over all V tokens */
 #define SAMPCERT_LOGPROBS_SCALED 2    /* log p after the mask, bias, penalties and temperature */
-#define SAMPCERT_LOGPROBS_PROCESSED 3 /* log p of the distribution drawn from (after truncation) \
-                                       */
+#define SAMPCERT_LOGPROBS_PROCESSED 3 /* log p of the distribution drawn from (truncated) */
 
 /* ---- Policies (SPEC section 4); values equal the C++ enums of sampcert/policies.h. ---- */
 #define SAMPCERT_GREEDY_UNIFORM 0
