@@ -380,7 +380,7 @@ Error StableCpuSampler::ChainTargets(const sampcert_chain_batch& batch, VerifyTa
     const Key key{dtype,
                   row.logits,
                   row.mask,
-                  adapters::ToRowView(row, dtype, batch.vocab).packed_mask,
+                  row.mask_layout == kMaskPacked ? row.packed_mask : nullptr,
                   std::bit_cast<uint32_t>(row.temperature),
                   std::bit_cast<uint32_t>(row.top_p),
                   std::bit_cast<uint32_t>(row.min_p),
