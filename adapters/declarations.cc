@@ -64,6 +64,7 @@ constexpr DeclaredValue<PenaltyHistory> kHistories[] = {
     {PenaltyHistory::kPromptAndOutput, SAMPCERT_HISTORY_PROMPT_AND_OUTPUT, "prompt-and-output",
      "prompt and output"},
     {PenaltyHistory::kOutputOnly, SAMPCERT_HISTORY_OUTPUT_ONLY, "output-only", "output only"},
+    {PenaltyHistory::kNone, SAMPCERT_HISTORY_NONE, "none", "none (no such penalty)"},
 };
 // Policies::sequential_draws.
 constexpr DeclaredValue<bool> kDrawModes[] = {

@@ -52,14 +52,14 @@ TEST(PenaltyPlan, StableCpuPasses) {
   auto s = registry::OpenSampler("stable_cpu");
   ASSERT_TRUE(s.ok()) << s.error().message;
   ASSERT_TRUE(s.value()->info().Has(SAMPCERT_CAP_PENALTIES));
-  // Seven rows per dtype (the top-k row with them), three dtypes.
-  ExpectPasses(*s.value(), "stable_cpu", 21);
+  // Eight rows per dtype (the top-k row with them), three dtypes.
+  ExpectPasses(*s.value(), "stable_cpu", 24);
 }
 
 TEST(PenaltyPlan, CorrectControlPasses) {
   auto s = OpenMutant(mutants::PenaltyMutant::kNone);
   ASSERT_NE(s, nullptr);
-  ExpectPasses(*s, "none", 18);  // no top-k: six rows per dtype
+  ExpectPasses(*s, "none", 21);  // no top-k: seven rows per dtype
 }
 
 TEST(PenaltyPlan, MutantsCaughtAtSeeds1To3) {
@@ -125,6 +125,53 @@ TEST(PenaltyPlan, NoItemsWithoutTheCapability) {
   }
 }
 
+// PEN-POL-1's `none`: the correct control declaring no presence or frequency penalty (as
+// transformers' adapter does). The rows asking for either are NotSupported with the reason and
+// never reach the sampler; every other penalty item passes, INV-8's NaN presence row included
+// (an invalid request is refused whatever is declared).
+const sampcert_sampler_api* g_declared_inner = nullptr;
+int32_t InfoWithoutAdditive(sampcert_sampler_info* info, sampcert_error* error) {
+  const int32_t rc = g_declared_inner->get_info(info, error);
+  info->additive_history = SAMPCERT_HISTORY_NONE;
+  info->name = "control_without_additive";
+  return rc;
+}
+
+TEST(PenaltyPlan, RulesDeclaredNoneAreNotSupported) {
+  g_declared_inner = mutants::PenaltyMutantApi(mutants::PenaltyMutant::kNone);
+  sampcert_sampler_api api = *g_declared_inner;
+  api.get_info = InfoWithoutAdditive;
+  auto s = adapters::Sampler::Open(&api, nullptr);
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  ASSERT_EQ(s.value()->info().policies.additive_history, PenaltyHistory::kNone);
+  Profile quick;
+  ASSERT_TRUE(ProfileByName("quick", &quick));
+  const Plan plan = MakePlan(quick, s.value()->info(), 1);
+  int not_supported = 0, passed = 0;
+  for (const PlanItem& item : plan.items) {
+    if (item.kind != ItemKind::kPenalties) continue;
+    const std::optional<RowCase> row =
+        PlannedRowByName(DTypeFromName(item.dtype), item.name, s.value()->info().capabilities);
+    ASSERT_TRUE(row.has_value()) << item.Id();
+    const bool asks_additive = (row->presence_penalty != 0.0f || row->frequency_penalty != 0.0f) &&
+                               InvalidRequest(*row).code == ErrorCode::kOk;
+    for (const results::TestResult& r :
+         RunItem(*s.value(), "control_without_additive", plan, item, -1)) {
+      if (asks_additive) {
+        EXPECT_EQ(r.status, Status::kNotSupported) << item.Id();
+        EXPECT_NE(r.note.find("additive_history none"), std::string::npos) << r.note;
+        ++not_supported;
+      } else {
+        EXPECT_EQ(r.status, Status::kPass)
+            << item.Id() << ": " << (r.failure ? r.failure->message : r.note);
+        ++passed;
+      }
+    }
+  }
+  EXPECT_EQ(not_supported, 6);  // pen_counts_V8 and pen_prompt_only_V8, three dtypes
+  EXPECT_GE(passed, 15);
+}
+
 // Each row is decisive for its clause under either declaration of PEN-POL-1: the reference for
 // the row under the declared histories differs from the one under the other history by more
 // than the quick profile's TV, and each penalized row from the row without penalties.
@@ -171,9 +218,11 @@ TEST(PenaltyPlan, RowsAreDecisive) {
         } else {
           EXPECT_GT(tv(*ref, *plain), 0.1) << name;
         }
-        if (name != "pen_prompt_only_V8") continue;
-        // The other declaration of each rule moves the distribution by more than TV 0.1.
+        if (!name.starts_with("pen_prompt_only_")) continue;
+        // The other declaration of each rule the row asks for moves the distribution by more
+        // than TV 0.1.
         for (int flip : {0, 1}) {
+          if (flip == 1 && row.presence_penalty == 0.0f && row.frequency_penalty == 0.0f) continue;
           Policies other = pol;
           PenaltyHistory& h = flip == 0 ? other.repetition_history : other.additive_history;
           h = h == PenaltyHistory::kOutputOnly ? PenaltyHistory::kPromptAndOutput

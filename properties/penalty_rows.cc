@@ -72,6 +72,15 @@ std::vector<std::pair<std::string, RowCase>> PenaltyRows(DType dtype, uint32_t c
       "pen_prompt_only_V8",
       WithHistory(MakeRow(dtype, {1.4f, 0.2f, 1.85f, -0.9f, 0.65f, 1.1f, -0.35f, 2.4f}, 1.0f, 144),
                   {2, 6, 2, 7}, {5, 0, 5}, 1.6f, 0.55f, 0.3f));
+  // PEN-POL-1 for the repetition rule alone, so that a sampler declaring no presence or
+  // frequency penalty (`none`, transformers) has its repetition history decided too: the same
+  // logits and history, r = 2.5 only (so that either declaration moves the row by TV > 0.1 from
+  // the row without penalties). Token 7 (2.4, the most probable) is in the prompt only: 0.96
+  // under `prompt-and-output`, 2.4 under `output-only` (TV 0.30 between the two).
+  rows.emplace_back(
+      "pen_prompt_only_repetition_V8",
+      WithHistory(MakeRow(dtype, {1.4f, 0.2f, 1.85f, -0.9f, 0.65f, 1.1f, -0.35f, 2.4f}, 1.0f, 149),
+                  {2, 6, 2, 7}, {5, 0, 5}, 2.5f, 0.0f, 0.0f));
   // PEN-4: a penalty never makes a finite logit infinite. Tokens 0 and 1 are seen, r = 0.5 (a
   // reward): exactly x / r = 6e38 and 5.8e38, past binary32's 3.4e38, so token 0 is drawn with
   // probability 1 (without the penalty, token 2 is). Penalized in binary32 both overflow to +inf

@@ -212,9 +212,9 @@ struct Step : rc::state::Command<Model, Sut> {
     const auto again = sampler.Sample(one, s.seed, first, kDrawsPerStep);
     RC_ASSERT(again.ok() && *again == *drawn);
     if (sampler.info().Has(SAMPCERT_CAP_BATCH)) {
-      Model other = m;
-      other.repetition = 1.7f;
-      other.presence = 0.9f;
+      Model other = m;  // batchmates with other penalties, of the rules the sampler has
+      if (pol.repetition_history != PenaltyHistory::kNone) other.repetition = 1.7f;
+      if (pol.additive_history != PenaltyHistory::kNone) other.presence = 0.9f;
       const std::vector<int64_t> other_output = {0, 0, static_cast<int64_t>(m.vocab - 1)};
       const TestRow a = Row(other, other_output).RowId(5);
       const TestRow b = Row(other, {}).RowId(9);
@@ -266,6 +266,10 @@ RunResult RunSequences(adapters::Sampler* sampler, uint64_t seed,
       m.presence = *Full(rc::gen::element(0.0f, 0.5f, -0.25f, 1.5f));
       m.frequency = *Full(rc::gen::element(0.0f, 0.3f, -0.5f, 1.25f));
     }
+    // A rule the sampler declares it does not have (history `none`, PEN-POL-1) is never asked.
+    const Policies& declared = sampler->info().policies;
+    if (declared.repetition_history == PenaltyHistory::kNone) m.repetition = 1.0f;
+    if (declared.additive_history == PenaltyHistory::kNone) m.presence = m.frequency = 0.0f;
     RC_TAG(m.repetition != 1.0f || m.presence != 0.0f || m.frequency != 0.0f ? "penalized"
                                                                              : "penalties off");
     // Each sequence draws under its own seed: under one seed for all, step k of every sequence

@@ -70,6 +70,29 @@ TEST(Penalties, RepetitionHistoryIsDeclared) {
   EXPECT_EQ(Penalized(row, out_only)[0], 2.0L);
 }
 
+TEST(Penalties, NoneDeclaresTheRuleAbsent) {
+  // PEN-POL-1's `none`: a sampler without presence and frequency penalties (transformers) is
+  // never asked for them; a row that does is NotSupported, and the rule it has is unchanged.
+  Policies no_additive;
+  no_additive.additive_history = PenaltyHistory::kNone;
+  const Row additive = Row({2.0f, 1.0f}).History({}, {0}).Penalties(1.0f, 0.5f, 0.0f);
+  Expected<ReferenceDistribution> r = ComputeReference(additive.view(), no_additive, 3);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kUnsupported);
+  EXPECT_NE(r.error().message.find("row 3: presence penalty 0.5"), std::string::npos)
+      << r.error().message;
+  const Row repetition = Row({2.0f, 1.0f}).History({0}, {0}).Penalties(2.0f, 0, 0);
+  EXPECT_EQ(Ref(repetition, no_additive).probs, Ref(repetition).probs);
+  Policies no_repetition;
+  no_repetition.repetition_history = PenaltyHistory::kNone;
+  r = ComputeReference(repetition.view(), no_repetition, 0);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::kUnsupported);
+  EXPECT_NE(r.error().message.find("repetition_history none"), std::string::npos);
+  // Penalties off ask for nothing, whatever is declared.
+  EXPECT_TRUE(ComputeReference(Row({2.0f, 1.0f}).History({0}, {1}).view(), no_repetition, 0).ok());
+}
+
 TEST(Penalties, RepetitionThenAdditive) {
   // vLLM's order: the repetition rule, then presence and frequency.
   const Row row = Row({4.0f}).History({}, {0}).Penalties(2.0f, 1.0f, 0.5f);

@@ -78,6 +78,23 @@ Error ValidateRowParameters(const RowView& row, const Policies& pol, std::size_t
 
 Error ValidateRow(const RowView& row, const Policies& pol, std::size_t row_index) {
   if (Error e = ValidateRowParameters(row, pol, row_index); e.code != ErrorCode::kOk) return e;
+  // PEN-POL-1: a rule the sampler declares it does not have (history `none`) cannot be asked of
+  // it: the row is NotSupported, as one needing an undeclared capability is.
+  const bool repetition = row.repetition_penalty != 1.0f && row.repetition_penalty != 0.0f;
+  if (repetition && pol.repetition_history == PenaltyHistory::kNone) {
+    return RowError(row_index, ErrorCode::kUnsupported,
+                    fmt::format("repetition penalty {} asked of a sampler that declares no "
+                                "repetition penalty (repetition_history none)",
+                                row.repetition_penalty));
+  }
+  if ((row.presence_penalty != 0.0f || row.frequency_penalty != 0.0f) &&
+      pol.additive_history == PenaltyHistory::kNone) {
+    return RowError(row_index, ErrorCode::kUnsupported,
+                    fmt::format("presence penalty {} and frequency penalty {} asked of a sampler "
+                                "that declares no presence or frequency penalty "
+                                "(additive_history none)",
+                                row.presence_penalty, row.frequency_penalty));
+  }
   std::size_t masked = 0, banned = 0, neg_inf = 0, nan_masked = 0, support = 0;
   const std::vector<uint8_t> bans = BannedTokens(row);  // BIAS-2, MINLEN-1: banned as if masked
   for (std::size_t i = 0; i < row.vocab; ++i) {

@@ -86,6 +86,23 @@ foreach(entry IN LISTS tp_certifications)
   endforeach()
 endforeach()
 
+# PEN-SEQ-1's sequences of calls (properties/penalty_sequence_test.cc, RapidCheck seeds 1-3) on
+# transformers' RepetitionPenaltyLogitsProcessor: each step's input_ids are the prompt plus the
+# tokens transformers drew, over exec (about 16 s). Without the venv it skips (77), and fails
+# under CI=true as the certifications above do.
+if(TARGET penalty_sequence_test)
+  add_test(NAME thirdparty.transformers.penalty_sequences
+           COMMAND sh -c "[ -x \"$1\" ] || { [ \"$CI\" = true ] && exit 1; exit 77; }; \
+exec \"$2\" --gtest_filter=PenaltySequence.SamplerFromTheEnvironment"
+                   sh ${SAMPCERT_THIRDPARTY_PYTHON} $<TARGET_FILE:penalty_sequence_test>)
+  set_tests_properties(thirdparty.transformers.penalty_sequences PROPERTIES
+                       ENVIRONMENT
+                       "SAMPCERT_PENALTY_SEQUENCE_SAMPLER=exec:${SAMPCERT_THIRDPARTY_PYTHON} ${tp_dir}/transformers/hf_sampler.py"
+                       LABELS "thirdparty;penalties;python" TIMEOUT 300 SKIP_RETURN_CODE 77
+                       # A filter that names no test passes silently: exactly one must pass.
+                       PASS_REGULAR_EXPRESSION "\\[  PASSED  \\] 1 test\\.")
+endif()
+
 # The expectations files above and the findings table of docs/thirdparty.md are what findings.py makes of these
 # runs' reports and each adapter's findings.json (every finding with its direct probe, run by
 # python.thirdparty_adapters / python.thirdparty_probes): a difference fails.

@@ -71,9 +71,10 @@ template <>
 inline constexpr int32_t kValueCount<VerifyScheme> = 3;
 
 // PEN-POL-1 (ABI MINOR 4): which history a penalty rule sees (SPEC section 16).
-enum class PenaltyHistory : int32_t { kPromptAndOutput = 0, kOutputOnly = 1 };
+// kNone: the sampler has no such rule; a row asking for it is NotSupported (never sent).
+enum class PenaltyHistory : int32_t { kPromptAndOutput = 0, kOutputOnly = 1, kNone = 2 };
 template <>
-inline constexpr int32_t kValueCount<PenaltyHistory> = 2;
+inline constexpr int32_t kValueCount<PenaltyHistory> = 3;
 
 struct Policies {
   GreedyTieBreak greedy_tie_break = GreedyTieBreak::kUniform;

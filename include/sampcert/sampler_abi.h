@@ -199,6 +199,10 @@ extern "C" {
 /* MINOR 4: the history a penalty rule sees (repetition_history, additive_history; PEN-POL-1). */
 #define SAMPCERT_HISTORY_PROMPT_AND_OUTPUT 0
 #define SAMPCERT_HISTORY_OUTPUT_ONLY 1
+/* The sampler has no such rule (Hugging Face's transformers has no presence or frequency
+ * penalty): a row asking for it is NotSupported, never sent (PEN-POL-1). New with MINOR 8's
+ * header; an older host refuses the value as unknown. */
+#define SAMPCERT_HISTORY_NONE 2
 /* MINOR 5: what keys a row's draws (sampcert_row.seed_mode; SPEC section 17). */
 #define SAMPCERT_SEED_CALL 0     /* the call's seed, with row_id and the draw index (DRAW-1) */
 #define SAMPCERT_SEED_OWN 1      /* the row's own seed, with row_id and the draw index (SEED-1) */

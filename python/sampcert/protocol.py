@@ -72,7 +72,7 @@ DETERMINISM = {"none": 0, "same-seed": 1, "cross-device": 2}
 ACCURACY = {"fp32": 0, "bf16": 1, "fp16": 2}
 DRAWS = {"random-access": 0, "sequential": 1}
 VERIFY_SCHEME = {"exact": 0, "typical": 1, "lenient": 2}
-HISTORY = {"prompt-and-output": 0, "output-only": 1}
+HISTORY = {"prompt-and-output": 0, "output-only": 1, "none": 2}
 
 # The INFO reply after name and version, in sampcert_sampler_info's order:
 # (Info member, struct code, count, vocabulary, encoding); encode_info() reads it.

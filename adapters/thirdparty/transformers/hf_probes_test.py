@@ -18,6 +18,7 @@ from transformers import (GenerationMixin, MinPLogitsWarper, PretrainedConfig,  
                           PreTrainedModel, TemperatureLogitsWarper, TopKLogitsWarper,
                           TopPLogitsWarper)
 from transformers.generation.logits_process import PrefixConstrainedLogitsProcessor  # noqa
+from transformers.generation.logits_process import RepetitionPenaltyLogitsProcessor  # noqa
 from transformers.modeling_outputs import CausalLMOutputWithPast  # noqa: E402
 
 MULTINOMIAL_ERROR = "probability tensor contains either"
@@ -149,6 +150,53 @@ class TransformersProbes(unittest.TestCase):
         z = TemperatureLogitsWarper(7.24004e-08)(IDS, x.reshape(1, -1))[0]
         self.assertTrue(bool((z == torch.round(z)).all()))
         self.assertEqual(int(z[2] - z[1]), 1)
+
+    # --- Penalties (SPEC section 16): RepetitionPenaltyLogitsProcessor, as generate builds it.
+
+    def test_repetition_penalty_follows_the_sign_rule_once_per_token(self):
+        # PEN-2 as transformers does it: a seen positive logit divided, a negative one
+        # multiplied, once however often the token occurs (scatter writes the same value).
+        scores = torch.tensor([[1.8, -1.5, 0.7, 2.0]])
+        out = RepetitionPenaltyLogitsProcessor(1.5)(torch.tensor([[0, 1, 1, 1]]), scores.clone())
+        self.assertTrue(torch.allclose(out, torch.tensor([[1.2, -2.25, 0.7, 2.0]])))
+
+    def test_repetition_penalty_ignores_history_ids_past_the_vocabulary(self):
+        # An id >= V is clamped to V and dropped on purpose ("the embedding vocab may be larger
+        # than the lm_head output"): never refused, the row is sampled (INV-8 wants
+        # InvalidPenalty). A negative id reaches torch.gather, which raises.
+        scores = torch.tensor([[1.9, -1.3, 0.7, -0.45, 1.6, -2.2, 0.35, 1.15]])
+        out = RepetitionPenaltyLogitsProcessor(1.3)(torch.tensor([[2, 1, 8]]), scores.clone())
+        seen = RepetitionPenaltyLogitsProcessor(1.3)(torch.tensor([[2, 1]]), scores.clone())
+        self.assertTrue(torch.equal(out, seen))
+        with self.assertRaisesRegex(RuntimeError, "index -1 is out of bounds"):
+            RepetitionPenaltyLogitsProcessor(1.3)(torch.tensor([[-1, 1]]), scores.clone())
+
+    def test_repetition_penalty_overflows_in_the_scores_dtype(self):
+        # x / r is computed in the scores' dtype: float32 in generate (it upcasts the logits),
+        # so 3e38 and 2.9e38 seen with r = 0.5 both become +inf (exactly 6e38 and 5.8e38, token 0
+        # ahead by 2e37): softmax is NaN (inf - inf) and multinomial raises on a valid row. In
+        # float16 scores (the f16 variant) 60000 / 0.5 overflows the same way.
+        for dtype, big, second, top in ((torch.float32, 3e38, 2.9e38, 3.3e38),
+                                        (torch.float16, 6e4, 5e4, 6.5e4)):
+            scores = torch.tensor([[big, second, top, 0.4, -1.1, 2.5, float("-inf"), 1.3]],
+                                  dtype=dtype)
+            out = RepetitionPenaltyLogitsProcessor(0.5)(torch.tensor([[0, 1]]), scores)
+            self.assertEqual(out.dtype, dtype)
+            self.assertEqual(out[0, :2].tolist(), [float("inf")] * 2)
+            probs = torch.softmax(out.float(), -1)
+            self.assertTrue(torch.isnan(probs).all())
+            with self.assertRaisesRegex(RuntimeError, MULTINOMIAL_ERROR):
+                torch.multinomial(probs, 1)
+
+    def test_repetition_penalty_refuses_nan_and_accepts_inf(self):
+        # `penalty > 0` is the whole check: NaN and 0 are refused with a clear message, +inf is
+        # accepted (INV-8 refuses it): a seen positive logit becomes 0, a negative one -inf.
+        for bad in (float("nan"), 0.0, -1.0):
+            with self.assertRaisesRegex(ValueError, "`penalty` has to be a strictly positive"):
+                RepetitionPenaltyLogitsProcessor(bad)
+        out = RepetitionPenaltyLogitsProcessor(float("inf"))(torch.tensor([[0, 1]]),
+                                                             torch.tensor([[1.9, -1.3, 0.7]]))
+        self.assertEqual(out[0].tolist()[:2], [0.0, float("-inf")])
 
 
 if __name__ == "__main__":

@@ -17,6 +17,18 @@ adds -inf to the masked scores (`scores + mask`), as generate does. Then, as Gen
 does: probs = nn.functional.softmax(scores, dim=-1) and torch.multinomial(probs) with a
 torch.Generator (one per (seed, row_id) stream, torch_streams.py).
 
+Penalties (SPEC section 16): a row's repetition penalty r goes into the same GenerationConfig
+(repetition_penalty=r), so _get_logits_processor puts transformers' RepetitionPenaltyLogitsProcessor
+where generate puts it, before the warpers; its input_ids are the row's prompt followed by its
+output, as a decoder-only model's input_ids are at that step (repetition_history
+"prompt-and-output"). torch.gather raises on a history id outside [0, V) (its message "index ... is
+out of bounds"): that refusal is INVALID_PENALTY. transformers has no presence or frequency
+penalty (additive_history "none", PEN-POL-1): the host never sends a valid row asking for one,
+and one that is not finite (INV-8) is refused here as INVALID_PENALTY, anything else as
+UNSUPPORTED. An empty history (generate always has one token at least) asks for nothing: the
+penalty is left out, as it has no token to rewrite. The ABI's repetition penalty 0 (off,
+PEN-IN-2) is transformers' off, 1.0 (no processor).
+
 T = 0: TemperatureLogitsWarper refuses it ("If you're looking for greedy decoding strategies,
 set `do_sample=False`"), so T = 0 is what that message says: do_sample=False, i.e. the same
 processor list without the warpers, then torch.argmax(scores, dim=-1) as _sample does
@@ -69,6 +81,7 @@ from transformers.generation.utils import GenerationMixin  # noqa: E402
 # Which SamplerError code a transformers ValueError gets, by the parameter its message names.
 VALUE_ERROR_CODES = [("`temperature`", sp.INVALID_TEMPERATURE), ("`top_k`", sp.INVALID_TOP_K),
                      ("`top_p`", sp.INVALID_TOP_P), ("`min_p`", sp.INVALID_MIN_P),
+                     ("`penalty`", sp.INVALID_PENALTY),
                      ("returned an empty list", sp.EMPTY_SUPPORT)]
 
 
@@ -80,11 +93,36 @@ class _Model(GenerationMixin):
         self.config = types.SimpleNamespace(vocab_size=vocab, is_encoder_decoder=False)
 
 
-def logits_processors(row, vocab):
+def history(row):
+    """The input_ids a decoder-only model has at this step: the prompt, then the output."""
+    ids = np.concatenate([np.asarray(row.prompt_tokens, np.int64),
+                          np.asarray(row.output_tokens, np.int64)])
+    return torch.from_numpy(ids).reshape(1, -1)
+
+
+def repetition_penalty(row, r):
+    """The row's repetition penalty as generate takes it; the others, which transformers does
+    not have, refused (the host sends none it could certify: additive_history none)."""
+    for name in ("presence_penalty", "frequency_penalty"):
+        v = getattr(row, name)
+        if not np.isfinite(v):
+            raise sp.SamplerError(sp.INVALID_PENALTY, f"row {r}: {name} is {v} (transformers has "
+                                  "no presence or frequency penalty; a finite 0 is off)", r)
+        if v != 0:
+            raise sp.SamplerError(sp.UNSUPPORTED, f"row {r}: {name} {v}: transformers has no "
+                                  "presence or frequency penalty (declared none)", r)
+    penalty = row.repetition_penalty
+    if penalty == 0 or (len(row.prompt_tokens) == 0 and len(row.output_tokens) == 0):
+        return 1.0  # off (PEN-IN-2), or nothing to rewrite
+    return float(penalty)
+
+
+def logits_processors(row, vocab, r=0):
     """transformers' own processor list for this row (do_sample=False at T = 0)."""
     greedy = row.temperature == 0
     gc = GenerationConfig(do_sample=not greedy, temperature=row.temperature, top_k=row.top_k,
-                          top_p=row.top_p, min_p=row.min_p)
+                          top_p=row.top_p, min_p=row.min_p,
+                          repetition_penalty=repetition_penalty(row, r))
     gc.update(**gc._get_default_generation_params(), defaults_only=True)
     gc._eos_token_tensor = None  # set by generate's _prepare_special_tokens; no EOS here
     allowed = None
@@ -102,7 +140,8 @@ def make_info(compute: str) -> sp.Info:
         name="hf_transformers" + ("" if compute == "f32" else "_" + compute),
         version=f"transformers {transformers.__version__}, torch {torch.__version__}",
         capabilities=(["f32", "f16", "bf16"] if compute == "f32" else [compute]) +
-        ["mask", "top-k", "top-p", "min-p", "temperature-0", "probabilities", "batch"],
+        ["mask", "top-k", "top-p", "min-p", "temperature-0", "probabilities", "batch",
+         "penalties"],
         greedy_tie_break="lowest-index",  # torch.argmax: the first maximal index
         # TopKLogitsWarper removes `scores < topk(scores, k)[0][..., -1]`: ties at the k-th
         # value are kept. TopPLogitsWarper cuts in torch.sort's order: exactly as many as the
@@ -114,6 +153,10 @@ def make_info(compute: str) -> sp.Info:
         determinism="same-seed",
         accuracy=sp.DTYPE_ACCURACY[compute],
         draws="sequential",  # a torch.Generator per stream (torch_streams.py)
+        # RepetitionPenaltyLogitsProcessor reads generate's input_ids, the prompt included;
+        # transformers has no presence or frequency penalty.
+        repetition_history="prompt-and-output",
+        additive_history="none",
     )
 
 
@@ -134,15 +177,19 @@ class HfSampler:
     def _scores(self, batch, r, row):
         """(greedy, processed scores [1, V]) or a SamplerError."""
         try:
-            greedy, processors = logits_processors(row, batch.vocab)
+            greedy, processors = logits_processors(row, batch.vocab, r)
             scores = torch_streams.logits_tensor(row, batch.dtype, self.compute).reshape(1, -1)
-            input_ids = torch.zeros((1, 1), dtype=torch.long)
+            input_ids = history(row)
+            if input_ids.shape[1] == 0:  # PrefixConstrainedLogitsProcessor reshapes by length
+                input_ids = torch.zeros((1, 1), dtype=torch.long)
             return greedy, processors(input_ids, scores)
         except ValueError as e:
             code = next((c for key, c in VALUE_ERROR_CODES if key in str(e)),
                         sp.INVALID_ARGUMENT)
             raise sp.SamplerError(code, f"row {r}: transformers: {e}", r)
         except RuntimeError as e:
+            if "out of bounds" in str(e):  # torch.gather on a history id outside [0, V)
+                raise sp.SamplerError(sp.INVALID_PENALTY, f"row {r}: torch: {e}", r)
             raise sp.SamplerError(sp.NUMERICAL_FAILURE, f"row {r}: torch: {e}", r)
 
     def _probs(self, greedy, scores):
