@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "adapters/abi_conversions.h"
+#include "sampcert/packed_mask.h"
 
 namespace sampcert::adapters::exec_protocol {
 namespace {
@@ -81,15 +82,26 @@ Error AppendBatch(const sampcert_batch& b, uint32_t minor, Writer* out) {
     lists[r] = *row_lists;
     const bool has_history = !lists[r].prompt.empty() || !lists[r].output.empty();
     const bool has_bias = !lists[r].bias_tokens.empty();
-    if (views[r].mask_layout != kMaskBytes) {  // mask_layout is on no wire (SPEC section 19)
-      return Error{ErrorCode::kUnsupported,
-                   fmt::format("row {}: no version of the exec protocol carries a packed mask "
-                               "(mask_layout {})",
+    // mask_layout travels as the row flag kRowMaskPacked (1.8), not in the header.
+    if (views[r].mask_layout != kMaskBytes && views[r].mask_layout != kMaskPacked) {
+      return Error{ErrorCode::kInvalidArgument,
+                   fmt::format("row {}: mask_layout is {} (must be 0, bytes, or 1, packed words)",
                                r, views[r].mask_layout),
                    static_cast<int64_t>(r)};
     }
+    const bool packed = views[r].mask_layout == kMaskPacked;
+    if (packed && minor < 8) {
+      return Error{ErrorCode::kUnsupported,
+                   fmt::format("row {}: the child speaks protocol {}.{}, which does not carry a "
+                               "packed mask (mask_layout {}; 1.8 does)",
+                               r, kExecProtocolMajor, minor, views[r].mask_layout),
+                   static_cast<int64_t>(r)};
+    }
+    RowParams in_header = views[r];
+    in_header.mask_layout = kMaskBytes;
     if ((header_bytes < kRowHeaderBytesMinor5 && has_history) ||
-        (header_bytes < kRowHeaderBytes && has_bias) || !RowHeaderCarries(views[r], header_bytes)) {
+        (header_bytes < kRowHeaderBytes && has_bias) ||
+        !RowHeaderCarries(in_header, header_bytes)) {
       return Error{ErrorCode::kUnsupported,
                    fmt::format("row {}: the child speaks protocol {}.{}, which does not carry "
                                "this row's {} (1.{} does)",
@@ -99,7 +111,9 @@ Error AppendBatch(const sampcert_batch& b, uint32_t minor, Writer* out) {
                                minor < 5 ? 5 : 6),
                    static_cast<int64_t>(r)};
     }
-    total += (row.logits ? logit_bytes : 0) + (row.mask ? b.vocab : 0) + lists[r].Bytes();
+    total +=
+        (row.logits ? logit_bytes : 0) + lists[r].Bytes() +
+        (packed ? (row.packed_mask ? PackedMaskWords(b.vocab) * 4 : 0) : (row.mask ? b.vocab : 0));
   }
   Writer& w = *out;
   w.Put<int32_t>(b.dtype);
@@ -110,9 +124,12 @@ Error AppendBatch(const sampcert_batch& b, uint32_t minor, Writer* out) {
   for (uint64_t r = 0; r < b.num_rows; ++r) {
     const sampcert_row& row = b.rows[r];
     char header[kRowHeaderBytes];
+    const bool packed = views[r].mask_layout == kMaskPacked;
+    const bool has_mask = packed ? row.packed_mask != nullptr : row.mask != nullptr;
     WriteRowHeader(WireParams(views[r]),
-                   (row.logits ? kRowHasLogits : 0u) | (row.mask ? kRowHasMask : 0u), header_bytes,
-                   header);
+                   (row.logits ? kRowHasLogits : 0u) | (has_mask ? kRowHasMask : 0u) |
+                       (has_mask && packed ? kRowMaskPacked : 0u),
+                   header_bytes, header);
     const std::pair<std::size_t, uint64_t> counts[] = {
         {kRowPromptCountOffset, lists[r].prompt.size()},
         {kRowOutputCountOffset, lists[r].output.size()},
@@ -125,8 +142,15 @@ Error AppendBatch(const sampcert_batch& b, uint32_t minor, Writer* out) {
   for (uint64_t r = 0; r < b.num_rows; ++r) {
     if (b.rows[r].logits) w.out.append(static_cast<const char*>(b.rows[r].logits), logit_bytes);
   }
-  for (uint64_t r = 0; r < b.num_rows; ++r) {
-    if (b.rows[r].mask) w.out.append(reinterpret_cast<const char*>(b.rows[r].mask), b.vocab);
+  for (uint64_t r = 0; r < b.num_rows; ++r) {  // bytes, or (1.8) packed little-endian words
+    if (views[r].mask_layout != kMaskBytes) {
+      if (b.rows[r].packed_mask) {
+        w.out.append(reinterpret_cast<const char*>(b.rows[r].packed_mask),
+                     PackedMaskWords(b.vocab) * 4);
+      }
+    } else if (b.rows[r].mask) {
+      w.out.append(reinterpret_cast<const char*>(b.rows[r].mask), b.vocab);
+    }
   }
   const auto append = [&](auto span) {
     if (!span.empty()) w.out.append(reinterpret_cast<const char*>(span.data()), span.size_bytes());

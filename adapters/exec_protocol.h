@@ -24,8 +24,9 @@ inline constexpr uint32_t kExecProtocolMajor = 1;
 // MINOR 2: VERIFY; 3: draft logits, acceptance; 4: INFO's penalty history policies; 5: the
 // row's penalties, seed and token history (an 80-byte row header, its size in the batch header);
 // 6: the row's logit bias and minimum length (a 104-byte row header, the bias after the history);
-// 7: SAMPLE_LOGPROBS, the draws' log-probabilities (ABI MINOR 8).
-inline constexpr uint32_t kExecProtocolMinor = 7;
+// 7: SAMPLE_LOGPROBS, the draws' log-probabilities (ABI MINOR 8); 8: packed masks (a row flag,
+// the mask as ceil(V / 32) little-endian u32 words; ABI MINOR 7's mask_layout).
+inline constexpr uint32_t kExecProtocolMinor = 8;
 
 namespace exec_protocol {
 
@@ -33,6 +34,8 @@ inline constexpr uint32_t kMagic = 0x31504353u;  // the bytes 'S' 'C' 'P' '1'
 inline constexpr std::size_t kHeaderBytes = 16;  // u32 magic, u32 kind, u64 payload length
 using adapters::kRowHeaderBytes;                 // the row header: adapters/row_fields.h
 inline constexpr uint32_t kRowHasLogits = 1u, kRowHasMask = 2u;
+// 1.8: with kRowHasMask, the row's mask is packed words (SPEC section 19), not bytes.
+inline constexpr uint32_t kRowMaskPacked = 4u;
 // Bounded so that a garbage length cannot make the host allocate gigabytes.
 inline constexpr uint64_t kMaxInfoReply = 1u << 20;
 inline constexpr uint64_t kMaxErrorReply = 1u << 16;

@@ -379,7 +379,8 @@ int32_t DecodeInfoReply(Program& p, const std::string& reply, sampcert_error* er
   }
   // A row's penalties, token history and seed are protocol MINOR 5 (PROTOCOL.md, "Versions":
   // 1.4 has only the history policies in INFO, and its 32-byte row header carries none of
-  // them); its logit bias and minimum length are MINOR 6. A child of an older MINOR declaring
+  // them); its logit bias and minimum length are MINOR 6, log-probabilities 7, packed masks 8
+  // (a row flag and the words in place of the bytes). A child of an older MINOR declaring
   // them would be sent rows it cannot read, so it is refused rather than certified on rows it
   // ignores.
   struct NeedsMinor {
@@ -396,6 +397,7 @@ int32_t DecodeInfoReply(Program& p, const std::string& reply, sampcert_error* er
       {SAMPCERT_CAP_LOGPROBS_RAW, 7, "logprobs-raw", "log-probabilities are"},
       {SAMPCERT_CAP_LOGPROBS_SCALED, 7, "logprobs-scaled", "log-probabilities are"},
       {SAMPCERT_CAP_LOGPROBS_PROCESSED, 7, "logprobs-processed", "log-probabilities are"},
+      {SAMPCERT_CAP_PACKED_MASK, 8, "packed-mask", "packed masks are"},
   };
   for (const NeedsMinor& n : kNeedsMinor) {
     if (ok && minor < n.minor && (i.capabilities & n.capability) != 0) {
@@ -405,15 +407,6 @@ int32_t DecodeInfoReply(Program& p, const std::string& reply, sampcert_error* er
                            p.command, n.name, major, minor, n.what, n.minor));
       return SAMPCERT_STATUS_INVALID_ARGUMENT;
     }
-  }
-  // Packed masks (SPEC section 19, ABI MINOR 7) are on no protocol version's wire: a child that
-  // declares them would be certified on rows it never receives packed.
-  if (ok && (i.capabilities & SAMPCERT_CAP_PACKED_MASK) != 0) {
-    SetError(err, SAMPCERT_STATUS_INVALID_ARGUMENT, -1,
-             fmt::format("exec sampler '{}' declares packed-mask, which no version of the exec "
-                         "protocol carries (an exec child receives its masks as bytes)",
-                         p.command));
-    return SAMPCERT_STATUS_INVALID_ARGUMENT;
   }
   // A newer MINOR may append fields: what follows is ignored (r.AtEnd() is not required).
   if (!ok) {

@@ -31,8 +31,9 @@
 // 1.6's (104 bytes) adds min_tokens and eos_token_id of MINOR 6 and the bias list's count. A
 // field past the header an older child reads (32 bytes for 1.4, 80 for 1.5) is not sent to it
 // and reads as its default there: the exec host refuses a child of that protocol that declares
-// its capability (adapters/exec_sampler.cc). A field the wire did not carry would have
-// `.wire = {}` and no wire_offset (the row header, the Python Row and PROTOCOL.md leave it out).
+// its capability (adapters/exec_sampler.cc). A field the row header does not carry has
+// `.wire = {}` and no wire_offset (the row header, the Python Row and PROTOCOL.md leave it out):
+// mask_layout alone, which protocol 1.8 carries as a row flag instead.
 // A field of a later MINOR is left out of the row file and the report text where it is at its
 // default, so older row files and reports read as before.
 // What follows from the table: the ABI conversion, the exec protocol's row header, VERIFY's
@@ -103,8 +104,8 @@ struct RowField {
   bool key = false;    // keys the row's random stream, not its distribution (row_id)
   uint32_t minor = 0;  // the ABI MINOR (and exec protocol MINOR) that appended it
   // Whether the exec protocol's row header carries it. A field it does not carry has no `wire`
-  // name (and no wire_offset); the exec host refuses a child declaring its capability, and the
-  // Python helper's Row and PROTOCOL.md leave it out (every field is on the wire since 1.5).
+  // name (and no wire_offset); the Python helper's Row and PROTOCOL.md's header leave it out
+  // (mask_layout, the one such field, travels as the row flag kRowMaskPacked from 1.8).
   constexpr bool OnWire() const { return !wire.empty(); }
 };
 
@@ -320,12 +321,13 @@ inline constexpr RowField kRowFields[] = {
      .capability = {SAMPCERT_CAP_MIN_TOKENS, "min-tokens", "minimum length"},
      .minor = 6},
     // ABI MINOR 7 (SPEC section 19): how the mask reaches the sampler, bytes or packed words.
-    // Not on the exec wire (no protocol carries packed masks yet): the exec host refuses a child
-    // declaring packed-mask, and a packed row to any child is UNSUPPORTED (RowHeaderCarries).
+    // Not in the exec row header: protocol 1.8 carries it as the row flag kRowMaskPacked (the
+    // mask then travels as words); a child of 1.7 or older declaring packed-mask is refused, and
+    // a packed row to one is UNSUPPORTED at the host (exec_protocol.cc).
     {.name = "mask_layout",
      .member = &RowParams::mask_layout,
      SAMPCERT_ROW_ABI(mask_layout),
-     .wire = {},  // not on the exec wire
+     .wire = {},  // not in the row header: the flag kRowMaskPacked (protocol 1.8)
      .row_file_key = "mask_layout",
      .flag = "--mask-layout",
      .help = "How the mask reaches the sampler: 0 bytes, 1 packed 32-bit words (packed-mask)",

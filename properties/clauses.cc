@@ -510,8 +510,9 @@ constexpr Clause kClauses[] = {
                 "MINOR 6 layout and no packed row",
      .not_exercised =
          "the host's packing, not a sampler's output: abi_minor4_test checks it with fake "
-         "plug-ins of MINOR 6 and 7; the exec: protocol carries no packed mask (a child "
-         "declaring packed-mask is refused, a packed row to any child is UNSUPPORTED)"},
+         "plug-ins of MINOR 6 and 7; row_round_trip_test, python.protocol_helper and "
+         "exec_sampler_test the exec: protocol's (1.8 carries the words under a row flag; a "
+         "1.7 child declaring packed-mask is refused, a packed row to one is UNSUPPORTED)"},
     // Section 20: log-probabilities.
     {.id = "LOGP-IN-1",
      .promise = "raw, scaled and processed log-probabilities: the logits as given, after the "

@@ -135,10 +135,12 @@ if quick:
     check("report records sampler.config and sampler.exec",
           s.get("config") == "check-config=recorded" and s.get("exec") == example[5:], str(s))
     # Protocol 1.5: the rows' penalties, history and seeds reached the child and were checked;
-    # 1.6: their logit bias and minimum length; 1.7: the draws' log-probabilities.
+    # 1.6: their logit bias and minimum length; 1.7: the draws' log-probabilities; 1.8: packed
+    # masks (the packed_mask family).
     passed = {r["property"] for r in report["results"] if r["status"] == "Pass"}
     for prop in ("PEN-1", "PEN-2", "PEN-3", "PEN-4", "PEN-POL-1", "SEED-1", "SEED-2", "SEED-3",
-                 "BIAS-1", "BIAS-2", "BIAS-3", "BIAS-4", "MINLEN-1", "LOGP-1"):
+                 "BIAS-1", "BIAS-2", "BIAS-3", "BIAS-4", "MINLEN-1", "LOGP-1", "PMASK-1",
+                 "PMASK-3"):
         check(f"numpy example: {prop} was checked over exec and passed", prop in passed,
               str(sorted(passed)))
     # ... and each can fail: two mutants of the example's penalties, caught over exec (with
@@ -158,6 +160,9 @@ if quick:
         # The scaled log-probabilities taken before the temperature (SPEC section 20).
         "logprobs_pre_temperature": ("z = (x[support] - m) / row.temperature",
                                      "z = x[support] - m", "LOGP-1"),
+        # The packed words read most significant bit first (protocol 1.8, SPEC section 19).
+        "packed_bit_order": ('view(np.uint8), bitorder="little")',
+                             'view(np.uint8), bitorder="big")', "PMASK-1"),
     }
     for name, (line, mutated, caught_by) in mutants.items():
         check(f"mutant {name}: its line is in the example", source.count(line) == 1, line)

@@ -136,15 +136,41 @@ TEST(RowRoundTrip, EveryFieldThroughEveryEncoding) {
       // seed, first draw and draw count, and the batch header.
       Expected<std::string> message = adapters::exec_protocol::EncodeSampleRequest(
           batch, 1, 0, 1, adapters::kExecProtocolMinor);
-      // A field on no protocol's wire (mask_layout, ABI MINOR 7) is refused, never dropped; at
-      // its default it changes nothing.
+      // The one field outside the row header (mask_layout, ABI MINOR 7) travels as the row
+      // flag kRowMaskPacked from protocol 1.8, the mask as its words; a 1.7 child is refused the
+      // row, which is never sent with the field dropped.
       if (!f.OnWire()) {
-        if (want.mask_layout != kMaskBytes) {
-          ASSERT_FALSE(message.ok());
-          EXPECT_EQ(message.error().code, ErrorCode::kUnsupported);
-          EXPECT_NE(message.error().message.find("packed mask"), std::string::npos);
+        if (want.mask_layout != kMaskBytes && want.mask_layout != kMaskPacked) {
+          ASSERT_FALSE(message.ok());  // no layout: refused, never sent as bytes or words
+          EXPECT_EQ(message.error().code, ErrorCode::kInvalidArgument);
+          EXPECT_NE(message.error().message.find("mask_layout"), std::string::npos);
+          ++checked;
+          continue;
+        }
+        ASSERT_TRUE(message.ok()) << message.error().message;
+        const std::size_t at = adapters::exec_protocol::kHeaderBytes + 24 + 24;
+        uint32_t flags = 0;
+        adapters::ReadRowHeader(message->data() + at, adapters::kRowHeaderBytes, &flags);
+        const bool packed = want.mask_layout != kMaskBytes;
+        EXPECT_EQ(flags, adapters::exec_protocol::kRowHasLogits |
+                             adapters::exec_protocol::kRowHasMask |
+                             (packed ? adapters::exec_protocol::kRowMaskPacked : 0u));
+        // After the row header: the three f32 logits, then the mask (one word, or three bytes).
+        const std::size_t mask_at = at + adapters::kRowHeaderBytes + 12;
+        if (packed) {
+          uint32_t word = 0;
+          ASSERT_GE(message->size(), mask_at + 4);
+          std::memcpy(&word, message->data() + mask_at, 4);
+          EXPECT_EQ(word, words[0]);
         } else {
-          EXPECT_TRUE(message.ok()) << message.error().message;
+          EXPECT_EQ(message->substr(mask_at, 3), std::string("\1\0\1", 3));
+        }
+        Expected<std::string> older =
+            adapters::exec_protocol::EncodeSampleRequest(batch, 1, 0, 1, 7);
+        EXPECT_EQ(older.ok(), !packed);
+        if (packed) {
+          EXPECT_EQ(older.error().code, ErrorCode::kUnsupported);
+          EXPECT_NE(older.error().message.find("packed mask"), std::string::npos);
         }
         ++checked;
         continue;

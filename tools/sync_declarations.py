@@ -205,6 +205,10 @@ def python_row_block(dump):
               "    # biases (never NaN; -inf bans the token).",
               "    bias_tokens: np.ndarray = dataclasses.field(default_factory=_no_tokens)",
               "    bias_values: np.ndarray = dataclasses.field(default_factory=_no_biases)",
+              "    # The mask as packed words (SPEC section 19; protocol 1.8, to a sampler declaring",
+              "    # packed-mask): uint32, ceil(vocab / 32) of them, token t allowed iff bit t % 32 of",
+              "    # word t // 32 is set (the last word's padding bits set); `mask` is None then.",
+              "    packed_mask: Optional[np.ndarray] = None",
               ROW_END]
     return "\n".join(lines) + "\n"
 
@@ -378,12 +382,17 @@ def batch_block(dump):
              f'first {row["header_bytes_minor5"]},',
              f'        a 1.4 host\'s its first {row["header_bytes_minor4"]}):',
              *wrap("        ", header),
-             "        flags: bit 0 = the row has logits, bit 1 = the row has a mask",
+             "        flags: bit 0 = the row has logits, bit 1 = the row has a mask, bit 2 (1.8) = "
+             "its mask",
+             "        is packed (ABI MINOR 7's mask_layout 1, only to a child declaring packed-mask)",
              "    then the logits of every row with bit 0, in row order: vocab elements each, raw bit",
              "        patterns: u32 for f32, u16 for f16 and bf16 (NaN payloads, -0, subnormals "
              "unchanged)",
              "    then the masks of every row with bit 1, in row order: vocab bytes each, nonzero = "
-             "allowed",
+             "allowed;",
+             "        with bit 2, ceil(vocab / 32) u32 words instead, token t allowed iff bit t % 32 "
+             "of word",
+             "        t / 32 is set (the last word's bits past vocab set: SPEC section 19)",
              "    then the token history of every row, in row order (1.5): num_prompt_tokens i64 "
              "ids, then",
              "        num_output_tokens i64 ids (the output's in the order they were drawn)",

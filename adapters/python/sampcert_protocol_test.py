@@ -113,7 +113,7 @@ class ProtocolTest(unittest.TestCase):
         kind, body = self.host.call(sp.INFO, struct.pack("<II", 1, 0))
         self.assertEqual(kind, "ok")
         major, minor, n = struct.unpack_from("<III", body)
-        self.assertEqual((major, minor), (1, 7))
+        self.assertEqual((major, minor), (1, 8))
         self.assertEqual(body[12:12 + n], b"echo")
         off = 12 + n
         (m,) = struct.unpack_from("<I", body, off)
@@ -229,6 +229,39 @@ def batch16(bits, bias=(), min_tokens=0, eos=0, output=(), header_bytes=104):
     out += np.asarray(bits, "<u4").tobytes() + np.asarray(list(output), "<i8").tobytes()
     out += np.asarray([t for t, _ in bias], "<i8").tobytes()
     return out + np.asarray([b for _, b in bias], "<f4").tobytes()
+
+
+def batch18_packed(vocab, words):
+    """A protocol 1.8 batch of one f32 row of zeros whose mask is the packed `words`."""
+    out = struct.pack("<iIQQ", 0, 104, vocab, 1)
+    flags = sp.ROW_HAS_LOGITS | sp.ROW_HAS_MASK | sp.ROW_MASK_PACKED
+    out += struct.pack("<fffIqQfff4xQqQQqqQ", 1.0, 1.0, 0.0, flags, 0, 3, 1.0, 0.0, 0.0, 0, 0,
+                       0, 0, 0, 0, 0)
+    return out + np.zeros(vocab, "<u4").tobytes() + np.asarray(words, "<u4").tobytes()
+
+
+class Protocol18Test(unittest.TestCase):
+    """Protocol 1.8: a row flag says the mask is ceil(V / 32) packed u32 words."""
+
+    def test_packed_words_arrive_and_the_example_reads_them_in_bit_order(self):
+        # V = 40: tokens 0-3, 9, 17 of word 0 and 33, 39 (bits 1 and 7 of word 1) allowed; the
+        # 24 padding bits of word 1 set, as the host sends them.
+        w0 = 0b1111 | 1 << 9 | 1 << 17
+        w1 = 1 << 1 | 1 << 7 | 0xFFFFFF00
+        r = sp.decode_batch(memoryview(batch18_packed(40, [w0, w1]))).rows[0]
+        self.assertIsNone(r.mask)
+        self.assertEqual(r.packed_mask.dtype, np.dtype("<u4"))
+        self.assertEqual(list(r.packed_mask), [w0, w1])
+        self.assertEqual(list(np.flatnonzero(ex.allowed_tokens(r, 40))),
+                         [0, 1, 2, 3, 9, 17, 33, 39])
+        np.testing.assert_allclose(ex.distribution(0, r)[[0, 9, 39]], [0.125] * 3)
+
+    def test_a_truncated_packed_mask_is_a_protocol_error(self):
+        whole = batch18_packed(33, [1, 1])
+        with self.assertRaisesRegex(sp.ProtocolError, "row packed mask truncated"):
+            sp.decode_batch(memoryview(whole[:-4]))
+        with self.assertRaisesRegex(sp.ProtocolError, "batch is"):
+            sp.decode_batch(memoryview(whole + b"\0" * 4))
 
 
 class Protocol16Test(unittest.TestCase):

@@ -25,7 +25,7 @@ from typing import Callable, List, Optional, Sequence, Union
 import numpy as np
 
 PROTOCOL_MAJOR = 1
-PROTOCOL_MINOR = 7
+PROTOCOL_MINOR = 8
 MAGIC = 0x31504353  # b"SCP1"
 INFO, CREATE, SAMPLE, PROBABILITIES, DESTROY, VERIFY = 1, 2, 3, 4, 5, 6
 VERIFY_DRAFT_LOGITS = 7  # protocol MINOR 3: VERIFY with the draft rows as logits
@@ -141,6 +141,7 @@ DTYPES = {0: "f32", 1: "f16", 2: "bf16"}
 DTYPE_ACCURACY = {"f32": "fp32", "f16": "fp16", "bf16": "bf16"}
 
 ROW_HAS_LOGITS, ROW_HAS_MASK = 1, 2
+ROW_MASK_PACKED = 4  # protocol MINOR 8: with ROW_HAS_MASK, the mask is packed u32 words
 
 
 class SamplerError(Exception):
@@ -277,6 +278,10 @@ class Row:
     # biases (never NaN; -inf bans the token).
     bias_tokens: np.ndarray = dataclasses.field(default_factory=_no_tokens)
     bias_values: np.ndarray = dataclasses.field(default_factory=_no_biases)
+    # The mask as packed words (SPEC section 19; protocol 1.8, to a sampler declaring
+    # packed-mask): uint32, ceil(vocab / 32) of them, token t allowed iff bit t % 32 of
+    # word t // 32 is set (the last word's padding bits set); `mask` is None then.
+    packed_mask: Optional[np.ndarray] = None
 # ---- End of the generated row fields
 
 
@@ -342,8 +347,14 @@ def decode_batch(payload: memoryview) -> Batch:
         else:
             bits_list.append(None)
     for i, h in enumerate(heads):
-        mask = None
-        if h["flags"] & ROW_HAS_MASK:
+        mask = packed = None
+        if h["flags"] & ROW_HAS_MASK and h["flags"] & ROW_MASK_PACKED:  # 1.8: packed words
+            words = (vocab + 31) // 32
+            if len(payload) < off + 4 * words:
+                raise ProtocolError("row packed mask truncated")
+            packed = np.frombuffer(payload, "<u4", words, off)
+            off += 4 * words
+        elif h["flags"] & ROW_HAS_MASK:
             if len(payload) < off + vocab:
                 raise ProtocolError("row mask truncated")
             mask = np.frombuffer(payload, np.uint8, vocab, off) != 0
@@ -353,7 +364,8 @@ def decode_batch(payload: memoryview) -> Batch:
             raise SamplerError(EMPTY_VOCAB, f"row {i}: no logits (vocab size {vocab}, "
                                f"{'no' if bits is None else 'a'} logits buffer)", i)
         rows.append(Row(decode_logits(bits, dtype), bits, mask,
-                        **{member: convert(h[wire]) for member, wire, convert in fields}))
+                        **{member: convert(h[wire]) for member, wire, convert in fields},
+                        packed_mask=packed))
     if "num_prompt_tokens" in header.names:  # 1.5: each row's prompt ids, then its output ids
         for row, h in zip(rows, heads):
             for name in ("prompt_tokens", "output_tokens"):

@@ -19,7 +19,9 @@ the logit bias and the minimum length (section 18, protocol 1.6: a bias added to
 logit before the penalties, -inf banning its token as a mask does; the end-of-sequence id
 banned while the output is shorter than min_tokens). Log-probabilities (section 20, protocol
 1.7) in the three modes: raw (the logits as given), scaled (before truncation) and processed
-(the distribution drawn from), with each row's top n.
+(the distribution drawn from), with each row's top n. Packed masks (section 19, protocol 1.8):
+a row's mask may come as uint32 words, bit t % 32 of word t // 32 for token t (xgrammar's and
+llguidance's layout), unpacked here with numpy's unpackbits.
 
 --sampler-config: none, "" or "check-config=TEXT" (create refuses anything else; TEXT is
 printed to stderr, which is how the tests see that the config arrived).
@@ -40,7 +42,7 @@ INFO = sp.Info(
     capabilities=["f32", "f16", "bf16", "mask", "top-k", "top-p", "min-p", "temperature-0",
                   "probabilities", "batch", "verify", "verify-draft-logits", "verify-acceptance",
                   "penalties", "seeds", "logit-bias", "min-tokens", "logprobs-raw",
-                  "logprobs-scaled", "logprobs-processed"],
+                  "logprobs-scaled", "logprobs-processed", "packed-mask"],
     greedy_tie_break="uniform",
     tie_rule="keep-all",
     pipeline_order="temperature-first",
@@ -53,6 +55,15 @@ INFO = sp.Info(
 )
 
 M32 = np.uint64(0xFFFFFFFF)
+
+
+def allowed_tokens(row, vocab):
+    """The row's mask as one bool per token: its bytes, or its packed words (protocol 1.8), whose
+    bits are read little-end first: bit t % 32 of word t // 32 is token t."""
+    if row.packed_mask is not None:
+        bits = np.unpackbits(row.packed_mask.astype("<u4").view(np.uint8), bitorder="little")
+        return bits[:vocab].astype(bool)
+    return np.ones(vocab, bool) if row.mask is None else row.mask.copy()
 
 
 def philox4x32_10(c0, c1, c2, c3, k0, k1):
@@ -136,7 +147,7 @@ def validate(r, row):
                               f"{row.eos_token_id} (must be a token id in [0, {vocab}) while "
                               f"min_tokens is {row.min_tokens})", r)
     x = row.logits.astype(np.float64)
-    allowed = np.ones(x.size, bool) if row.mask is None else row.mask.copy()
+    allowed = allowed_tokens(row, x.size)
     allowed[ids[bias == -np.inf]] = False  # BIAS-2: a -inf bias bans as a mask does
     if row.output_tokens.size < row.min_tokens:
         allowed[row.eos_token_id] = False  # MINLEN-1

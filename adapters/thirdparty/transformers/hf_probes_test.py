@@ -8,6 +8,7 @@ python.thirdparty_verifier_probes):
         -s adapters/thirdparty/transformers -p '*_test.py'
 """
 
+import math
 import os
 import unittest
 
@@ -18,7 +19,9 @@ from transformers import (GenerationMixin, MinPLogitsWarper, PretrainedConfig,  
                           PreTrainedModel, TemperatureLogitsWarper, TopKLogitsWarper,
                           TopPLogitsWarper)
 from transformers.generation.logits_process import PrefixConstrainedLogitsProcessor  # noqa
-from transformers.generation.logits_process import RepetitionPenaltyLogitsProcessor  # noqa
+from transformers.generation.logits_process import (  # noqa: E402
+    MinNewTokensLengthLogitsProcessor, NoBadWordsLogitsProcessor, RepetitionPenaltyLogitsProcessor,
+    SequenceBiasLogitsProcessor)
 from transformers.modeling_outputs import CausalLMOutputWithPast  # noqa: E402
 
 MULTINOMIAL_ERROR = "probability tensor contains either"
@@ -197,6 +200,55 @@ class TransformersProbes(unittest.TestCase):
         out = RepetitionPenaltyLogitsProcessor(float("inf"))(torch.tensor([[0, 1]]),
                                                              torch.tensor([[1.9, -1.3, 0.7]]))
         self.assertEqual(out[0].tolist()[:2], [0.0, float("-inf")])
+
+    # --- Logit bias, bans and a minimum length (SPEC section 18), as generate builds them.
+
+    def test_bias_and_bans_are_added_so_infinities_make_nan(self):
+        # SequenceBiasLogitsProcessor adds the bias (scores + bias), and NoBadWordsLogitsProcessor
+        # is the same processor with -inf biases: a banned +inf logit becomes NaN (inf - inf),
+        # and a +inf bias makes its token +inf, whose softmax is NaN. multinomial then raises on
+        # valid rows (SPEC BIAS-2: the ban wins, the +inf token is drawn).
+        scores = torch.tensor([[float("inf"), 2.0, 1.0]])
+        self.assertTrue(math.isnan(NoBadWordsLogitsProcessor([[0]])(IDS, scores)[0, 0].item()))
+        out = SequenceBiasLogitsProcessor([[[1], float("inf")]])(IDS, torch.tensor([[0.5, 2.0, 1.0]]))
+        self.assertEqual(out[0, 1].item(), float("inf"))
+        probs = torch.softmax(out, -1)
+        self.assertTrue(torch.isnan(probs).any())
+        with self.assertRaisesRegex(RuntimeError, MULTINOMIAL_ERROR):
+            torch.multinomial(probs, 1)
+
+    def test_bias_sum_overflows_in_the_scores_dtype(self):
+        # x + b in the scores' dtype: 3e38 + 3e38 is +inf in float32 (SPEC BIAS-3 wants the
+        # exact 6e38); in float16 50000 + 40000 is +inf.
+        out = SequenceBiasLogitsProcessor([[[0], 3e38]])(IDS, torch.tensor([[3e38, 2.0, 1.0]]))
+        self.assertEqual(out[0, 0].item(), float("inf"))
+        half = SequenceBiasLogitsProcessor([[[0], 40000.0]])(
+            IDS, torch.tensor([[50000.0, 2.0, 1.0]], dtype=torch.float16))
+        self.assertEqual(half.dtype, torch.float16)
+        self.assertEqual(half[0, 0].item(), float("inf"))
+
+    def test_a_nan_bias_is_accepted(self):
+        # The check is isinstance(bias, float), which NaN passes: the token's score is NaN and
+        # the error is multinomial's, not one about the bias (SPEC INV-9 wants InvalidLogitBias).
+        out = SequenceBiasLogitsProcessor([[[1], float("nan")]])(IDS, torch.tensor([[0.5, 2.0, 1.0]]))
+        self.assertTrue(math.isnan(out[0, 1].item()))
+        with self.assertRaisesRegex(RuntimeError, MULTINOMIAL_ERROR):
+            torch.multinomial(torch.softmax(out, -1), 1)
+
+    def test_a_repeated_bias_id_keeps_its_last_bias(self):
+        # The list is made a dict: a token given two biases silently keeps the last one.
+        p = SequenceBiasLogitsProcessor([[[1], 1.0], [[2], 0.5], [[1], -3.0]])
+        out = p(IDS, torch.tensor([[0.5, 2.0, 1.0]]))
+        self.assertEqual(out[0].tolist(), [0.5, -1.0, 1.5])
+
+    def test_an_eos_id_past_the_vocabulary_bans_nothing(self):
+        # MinNewTokensLengthLogitsProcessor bans torch.isin(arange(V), eos): an id >= V matches
+        # no token, so nothing is banned and nothing is refused (SPEC INV-9).
+        scores = torch.tensor([[0.5, 2.0, 1.0]])
+        out = MinNewTokensLengthLogitsProcessor(0, 3, 8)(IDS, scores)
+        self.assertTrue(torch.equal(out, scores))
+        banned = MinNewTokensLengthLogitsProcessor(0, 3, 1)(IDS, scores)
+        self.assertEqual(banned[0, 1].item(), float("-inf"))
 
 
 if __name__ == "__main__":

@@ -29,6 +29,16 @@ UNSUPPORTED. An empty history (generate always has one token at least) asks for 
 penalty is left out, as it has no token to rewrite. The ABI's repetition penalty 0 (off,
 PEN-IN-2) is transformers' off, 1.0 (no processor).
 
+Logit bias and a minimum length (SPEC section 18), as a user of generate passes them: each
+finite or +inf bias as a single-token sequence_bias ([[t], b]), each -inf bias (a ban) as
+bad_words_ids ([[t]]), min_tokens as min_new_tokens with the row's eos_token_id as the EOS; so
+_get_logits_processor builds transformers' SequenceBiasLogitsProcessor (first, before the
+repetition penalty: SPEC's order), NoBadWordsLogitsProcessor and MinNewTokensLengthLogitsProcessor,
+the last with the prompt's length as the length to skip, so that the new tokens are the row's
+output. transformers' ValueErrors naming the bias (an id >= V: "the following tokens were being
+biased"; a negative id) are INVALID_LOGIT_BIAS. The row's eos_token_id is read only while
+min_tokens > 0 (as SPEC says), so no EOS is set otherwise.
+
 T = 0: TemperatureLogitsWarper refuses it ("If you're looking for greedy decoding strategies,
 set `do_sample=False`"), so T = 0 is what that message says: do_sample=False, i.e. the same
 processor list without the warpers, then torch.argmax(scores, dim=-1) as _sample does
@@ -82,6 +92,10 @@ from transformers.generation.utils import GenerationMixin  # noqa: E402
 VALUE_ERROR_CODES = [("`temperature`", sp.INVALID_TEMPERATURE), ("`top_k`", sp.INVALID_TOP_K),
                      ("`top_p`", sp.INVALID_TOP_P), ("`min_p`", sp.INVALID_MIN_P),
                      ("`penalty`", sp.INVALID_PENALTY),
+                     ("were being biased", sp.INVALID_LOGIT_BIAS),
+                     ("`sequence_bias`", sp.INVALID_LOGIT_BIAS),
+                     ("`bad_words_ids`", sp.INVALID_LOGIT_BIAS),
+                     ("`min_new_tokens`", sp.INVALID_LOGIT_BIAS),
                      ("returned an empty list", sp.EMPTY_SUPPORT)]
 
 
@@ -117,20 +131,40 @@ def repetition_penalty(row, r):
     return float(penalty)
 
 
-def logits_processors(row, vocab, r=0):
+def bias_config(row):
+    """The row's bias as generate's parameters: sequence_bias for the biases, bad_words_ids for
+    the bans (-inf), min_new_tokens; {} for a row with neither."""
+    out = {}
+    ids = [int(t) for t in row.bias_tokens]
+    values = [float(b) for b in row.bias_values]
+    biased = [[[t], b] for t, b in zip(ids, values) if b != float("-inf")]
+    banned = [[t] for t, b in zip(ids, values) if b == float("-inf")]
+    if biased:
+        out["sequence_bias"] = biased
+    if banned:
+        out["bad_words_ids"] = banned
+    if row.min_tokens != 0:
+        out["min_new_tokens"] = int(row.min_tokens)
+    return out
+
+
+def logits_processors(row, vocab, r=0, prompt_length=1):
     """transformers' own processor list for this row (do_sample=False at T = 0)."""
     greedy = row.temperature == 0
     gc = GenerationConfig(do_sample=not greedy, temperature=row.temperature, top_k=row.top_k,
                           top_p=row.top_p, min_p=row.min_p,
-                          repetition_penalty=repetition_penalty(row, r))
+                          repetition_penalty=repetition_penalty(row, r), **bias_config(row))
     gc.update(**gc._get_default_generation_params(), defaults_only=True)
-    gc._eos_token_tensor = None  # set by generate's _prepare_special_tokens; no EOS here
+    # Set by generate's _prepare_special_tokens from the model's EOS; here the row's, read only
+    # while min_tokens > 0 (SPEC MINLEN-1).
+    gc._eos_token_tensor = (torch.tensor([int(row.eos_token_id)]) if row.min_tokens > 0
+                            else None)
     allowed = None
     if row.mask is not None:
         ids = np.flatnonzero(row.mask).tolist()
         allowed = lambda batch_id, input_ids: ids  # noqa: E731
     return greedy, _Model(vocab)._get_logits_processor(
-        generation_config=gc, input_ids_seq_length=1,
+        generation_config=gc, input_ids_seq_length=prompt_length,
         encoder_input_ids=torch.zeros((1, 1), dtype=torch.long),
         prefix_allowed_tokens_fn=allowed, logits_processor=LogitsProcessorList(), device="cpu")
 
@@ -141,7 +175,7 @@ def make_info(compute: str) -> sp.Info:
         version=f"transformers {transformers.__version__}, torch {torch.__version__}",
         capabilities=(["f32", "f16", "bf16"] if compute == "f32" else [compute]) +
         ["mask", "top-k", "top-p", "min-p", "temperature-0", "probabilities", "batch",
-         "penalties"],
+         "penalties", "logit-bias", "min-tokens"],
         greedy_tie_break="lowest-index",  # torch.argmax: the first maximal index
         # TopKLogitsWarper removes `scores < topk(scores, k)[0][..., -1]`: ties at the k-th
         # value are kept. TopPLogitsWarper cuts in torch.sort's order: exactly as many as the
@@ -177,11 +211,11 @@ class HfSampler:
     def _scores(self, batch, r, row):
         """(greedy, processed scores [1, V]) or a SamplerError."""
         try:
-            greedy, processors = logits_processors(row, batch.vocab, r)
-            scores = torch_streams.logits_tensor(row, batch.dtype, self.compute).reshape(1, -1)
-            input_ids = history(row)
+            input_ids, prompt_length = history(row), len(row.prompt_tokens)
             if input_ids.shape[1] == 0:  # PrefixConstrainedLogitsProcessor reshapes by length
-                input_ids = torch.zeros((1, 1), dtype=torch.long)
+                input_ids, prompt_length = torch.zeros((1, 1), dtype=torch.long), 1
+            greedy, processors = logits_processors(row, batch.vocab, r, prompt_length)
+            scores = torch_streams.logits_tensor(row, batch.dtype, self.compute).reshape(1, -1)
             return greedy, processors(input_ids, scores)
         except ValueError as e:
             code = next((c for key, c in VALUE_ERROR_CODES if key in str(e)),
