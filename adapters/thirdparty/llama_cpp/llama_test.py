@@ -130,10 +130,10 @@ elif mode == "penalties":
           and out.count("prompt and output") == 2, out)
     rc, out = run("plan", "--sampler", plugin, "--profile", "quick")
     items = [line.split()[1] for line in out.splitlines() if line.startswith("penalties ")]
-    # Nine planned rows per dtype (penalty_rows.cc), the top-k one and INV-8's two invalid
+    # Ten planned rows per dtype (penalty_rows.cc), the top-k one and INV-8's two invalid
     # requests included: a plan that stops sending them certifies nothing.
-    check("the quick plan has the 27 penalty items (9 rows x 3 dtypes)",
-          rc == 0 and len(items) == 27, out[-3000:])
+    check("the quick plan has the 30 penalty items (10 rows x 3 dtypes)",
+          rc == 0 and len(items) == 30, out[-3000:])
     expect = os.path.join(source, "expectations_penalties.json")
 
     def certify(item):
