@@ -181,6 +181,7 @@ json ReportContext(const CertifyRequest& req, const properties::Plan& plan,
                   {"time_budget_s", opts.time_budget_s},
                   {"item_timeout_cpu_s", opts.item_timeout_s},
                   {"max_draws", req.max_draws},
+                  {"draw_time_target_s", plan.profile.draw_time_target_s},
                   {"seconds", reports::Number(seconds)},
                   {"false_alarm_budget", plan.profile.false_alarm_budget},
                   {"required_tv", plan.profile.required_tv},
@@ -302,6 +303,7 @@ PlanOutcome PlanFor(const CertifyRequest& req) {
   }
   properties::PlanOptions plan_options;
   plan_options.max_draws = req.max_draws;
+  plan_options.draw_time_s = req.draw_time_s;
   out.plan = properties::MakePlan(profile, *described, req.seed, plan_options);
   return out;
 }
@@ -341,6 +343,7 @@ CertifyOutcome Certify(const CertifyRequest& req) {
   const auto started = std::chrono::steady_clock::now();
   properties::PlanOptions plan_options;
   plan_options.max_draws = req.max_draws;
+  plan_options.draw_time_s = req.draw_time_s;
   const properties::Plan plan = properties::MakePlan(profile, info, req.seed, plan_options);
   if (plan.items.empty()) {  // before the filters: with none given, they are not the cause
     return Failed(

@@ -43,6 +43,9 @@ struct CertifyRequest {
   int64_t only_case = -1;
   bool progress = true;    // the CLI's progress line (front ends pass on_progress instead)
   uint64_t max_draws = 0;  // --max-draws: per statistical test (part of the plan); 0 = none
+  // --draw-time: the declared draw time per statistical test for a sampler that declares a draw
+  // cost (SPEC STAT-4b; part of the plan); 0 = the profile's (20 s).
+  double draw_time_s = 0;
   // --no-speed: no speed phase after the run (SPEC REPORT-3), so the report has no speed section.
   bool no_speed = false;
   // Called after every finished item (on the calling thread).

@@ -207,6 +207,14 @@ int main(int argc, char** argv) {
   // Checked on the text (CLI11's numeric checks print a 300-digit range and let 2^64 wrap).
   const sampcert::cli::OptionCheck draws_check = WholeNumber(1, uint64_t{1} << 40, "draws");
   run->add_option("--max-draws", run_req.max_draws, kMaxDrawsHelp)->check(draws_check);
+  const char* kDrawTimeHelp =
+      "Seconds of declared draw time per statistical test (default: the profile's, 20), for a "
+      "sampler that declares a draw cost: its tests' draws are capped at this over (cost x V). "
+      "Part of the plan: more time lets a slow sampler's big-row tests (TAIL-1, DIST-1 on "
+      "wide rows) reach their power or fail, instead of ending Inconclusive (SPEC STAT-4b)";
+  // At most 1e6 s: the cap is a whole number of draws, and a week per test is past any use.
+  const sampcert::cli::OptionCheck draw_time_check = Seconds(0, true, 1e6);
+  run->add_option("--draw-time", run_req.draw_time_s, kDrawTimeHelp)->check(draw_time_check);
 
   sampcert::cli::RunRequest plan_req;
   CLI::App* plan = app.add_subcommand(
@@ -218,6 +226,7 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CheckUint64);
   plan->add_option("--max-draws", plan_req.max_draws, kMaxDrawsHelp)->check(draws_check);
+  plan->add_option("--draw-time", plan_req.draw_time_s, kDrawTimeHelp)->check(draw_time_check);
 
   CLI::App* report = app.add_subcommand("report", "Merge, diff and render report.json files");
   report->require_subcommand(1);

@@ -99,7 +99,7 @@ TEST(Families, ThePlanAndItsKeysFollowTheTable) {
 }
 
 // One reproduction command: generated rows by --dtype (and --case), the rest by --item, and
-// --max-draws whenever the plan has it.
+// --max-draws and --draw-time whenever the plan has them.
 TEST(Families, OneReproductionCommandForEveryItem) {
   Plan plan;
   ASSERT_TRUE(ProfileByName("quick", &plan.profile));
@@ -119,6 +119,10 @@ TEST(Families, OneReproductionCommandForEveryItem) {
   EXPECT_EQ(ReproductionCommand("'x.so'", plan, dist),
             "sampcert run --sampler 'x.so' --profile quick --seed 7 --max-draws 5000 --item "
             "f32/flat_V64");
+  plan.options.draw_time_s = 150.5;
+  EXPECT_EQ(ReproductionCommand("'x.so'", plan, dist),
+            "sampcert run --sampler 'x.so' --profile quick --seed 7 --max-draws 5000 --draw-time "
+            "150.5 --item f32/flat_V64");
 }
 
 }  // namespace

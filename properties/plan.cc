@@ -199,6 +199,9 @@ void PlanDraws(const Plan& plan, const std::optional<RowCase>& row, PlanItem* it
 Plan MakePlan(const Profile& profile, const adapters::SamplerInfo& info, uint64_t seed,
               const PlanOptions& options) {
   Plan plan{profile, seed, {}, options, DeclaredDrawCostNsPerToken(info)};
+  // The declared draw time per test is the profile's unless --draw-time gives one; the plan
+  // (and so plan_version) carries the one it used.
+  if (options.draw_time_s > 0) plan.profile.draw_time_target_s = options.draw_time_s;
   std::vector<DType> dtypes;
   for (DType d : {DType::kF32, DType::kF16, DType::kBF16}) {
     if (info.Has(DTypeCap(d))) dtypes.push_back(d);
@@ -226,7 +229,7 @@ Plan MakePlan(const Profile& profile, const adapters::SamplerInfo& info, uint64_
         }
       }
     }
-    family.plan(PlanContext{profile, info, row, ref}, &it);
+    family.plan(PlanContext{plan.profile, info, row, ref}, &it);
     if (family.drawn) PlanDraws(plan, row, &it);
   }
   return plan;

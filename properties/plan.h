@@ -60,6 +60,8 @@ std::vector<double> LookLevels(uint64_t n, double level);
 // The run's explicit choices that change the plan (REPRO-1: they are part of it).
 struct PlanOptions {
   uint64_t max_draws = 0;  // --max-draws: per statistical test (its first run); 0 = none
+  // --draw-time: replaces the profile's draw_time_target_s (STAT-4b) where > 0.
+  double draw_time_s = 0;
 };
 
 // The declared cost of one draw per vocabulary token, in ns (0: not declared). One accessor so

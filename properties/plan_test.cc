@@ -202,6 +202,48 @@ TEST(Plan, DeclaredDrawCostCapsByVocabulary) {
   EXPECT_EQ(PlanVersion(MakePlan(standard, info, 1)), PlanVersion(free_plan));
 }
 
+// --draw-time replaces the profile's draw time per test: the caps scale with it, the plan (and
+// its version) says which it used, and without a declared cost it changes no draw count.
+TEST(Plan, DrawTimeOptionReplacesTheProfilesTarget) {
+  auto s = registry::OpenSampler("stable_cpu");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  Profile standard;
+  ASSERT_TRUE(ProfileByName("standard", &standard));
+  adapters::SamplerInfo info = (*s)->info();
+  info.policies.draw_cost_ns_per_token = 50;
+  PlanOptions longer;
+  longer.draw_time_s = 150;
+  const Plan base = MakePlan(standard, info, 1);
+  const Plan more = MakePlan(standard, info, 1, longer);
+  EXPECT_EQ(more.profile.draw_time_target_s, 150);
+  EXPECT_EQ(base.profile.draw_time_target_s, standard.draw_time_target_s);
+  EXPECT_NE(PlanVersion(base), PlanVersion(more));
+  ASSERT_EQ(base.items.size(), more.items.size());
+  bool deep_tail_seen = false;
+  for (std::size_t i = 0; i < base.items.size(); ++i) {
+    const PlanItem &a = base.items[i], &b = more.items[i];
+    if (!FamilyOf(a.kind).drawn || a.draw_cap == 0) continue;
+    // floor(t x 1e9 / (cost x V)): 7.5x the time gives 7.5x the cap, to within the floor.
+    EXPECT_NEAR(static_cast<double>(b.draw_cap), 7.5 * static_cast<double>(a.draw_cap), 7.5)
+        << a.Id();
+    EXPECT_EQ(b.draws, std::min(b.required_draws, b.draw_cap)) << a.Id();
+    if (a.Id() == "f32/deep_tail_V180001") {
+      deep_tail_seen = true;
+      EXPECT_EQ(a.draws, 2222u);   // floor(20e9 / (50 x 180001))
+      EXPECT_EQ(b.draws, 16666u);  // floor(150e9 / (50 x 180001))
+    }
+  }
+  EXPECT_TRUE(deep_tail_seen);
+  EXPECT_NE(DescribePlan(more).find("target 150 s per test"), std::string::npos);
+  // No declared cost: the option caps nothing (only the plan's version records it).
+  info.policies.draw_cost_ns_per_token = 0;
+  const Plan free_base = MakePlan(standard, info, 1);
+  const Plan free_more = MakePlan(standard, info, 1, longer);
+  for (std::size_t i = 0; i < free_base.items.size(); ++i) {
+    EXPECT_EQ(free_base.items[i].draws, free_more.items[i].draws) << free_base.items[i].Id();
+  }
+}
+
 // A capped test that cannot reach the profile's power runs its capped draws and is
 // Inconclusive, never Pass, and says why; an uncapped one passes.
 TEST(Plan, CappedTestIsInconclusiveNeverPass) {

@@ -1,7 +1,7 @@
 // The reproduction command of a plan item, or of one generated case of it: the one line every
 // failure, crash and ABI-1 result carries (SPEC section 11). It names everything that fixes the
-// plan (profile, seed, --max-draws) and what selects the item, so that pasting it re-runs the
-// same test on the same draws.
+// plan (profile, seed, --max-draws, --draw-time) and what selects the item, so that pasting it
+// re-runs the same test on the same draws.
 #ifndef SAMPCERT_PROPERTIES_REPRODUCTION_H_
 #define SAMPCERT_PROPERTIES_REPRODUCTION_H_
 

@@ -38,8 +38,8 @@ void StateRequirement(const ItemRun& ctx, const Requirement& req, double achieve
     r->note += fmt::format(" (requires {}{:.3g}", req.requires_prefix, req.item);
     if (ctx.item.draws < ctx.item.required_draws) {
       r->note += fmt::format(
-          "; the draw budget capped this test at {} draws, its power needs {}: raise --max-draws "
-          "or lower the declared draw cost to reach it",
+          "; the draw budget capped this test at {} draws, its power needs {}: raise --max-draws, "
+          "or --draw-time where the sampler declares a draw cost, to reach it",
           ctx.item.draws, ctx.item.required_draws);
     }
     r->note += ")";

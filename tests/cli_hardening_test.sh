@@ -64,6 +64,10 @@ run_case opt.max_draws_0 2 "$sampcert" "${S[@]}" --max-draws 0 --out "$work/o3"
 run_case opt.max_draws_negative 2 "$sampcert" "${S[@]}" --max-draws -5 --out "$work/o3"
 run_case opt.max_draws_text 2 "$sampcert" "${S[@]}" --max-draws lots --out "$work/o3"
 run_case opt.plan_max_draws_0 2 "$sampcert" plan --sampler stable_cpu --max-draws 0
+run_case opt.draw_time_0 2 "$sampcert" "${S[@]}" --draw-time 0 --out "$work/o3"
+run_case opt.draw_time_inf 2 "$sampcert" "${S[@]}" --draw-time inf --out "$work/o3"
+run_case opt.plan_draw_time_huge 2 "$sampcert" plan --sampler stable_cpu --draw-time 2e6
+check opt.draw_time_message has "$work/opt.draw_time_0.out" "--draw-time: must be a number of seconds in (0, 1000000]"
 run_case opt.shard_trailing 2 "$sampcert" "${S[@]}" --shard 1/2x --out "$work/o4"
 run_case opt.shard_leading_zero 2 "$sampcert" "${S[@]}" --shard 01/2 --out "$work/o4"
 run_case opt.shard_out_of_range 2 "$sampcert" "${S[@]}" --shard 2/2 --out "$work/o4"

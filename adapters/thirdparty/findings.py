@@ -24,8 +24,9 @@ From a certification's report.json and that file this tool produces, never by ha
 
 A finding with a "readme" sentence is listed in docs/thirdparty.md when the quick runs show it (with
 their properties, variants and first input), when it explains no result (its probe alone found
-it), or when a checked-in standard-profile expectations file names it (marked so); a finding
-nothing shows is not listed. Only the standard library: it reads the
+it), when a checked-in standard-profile expectations file names it (marked so), or when it
+carries "shown_by" (a run past ctest's budget shows it; its properties, variants and command); a
+finding nothing shows is not listed. Only the standard library: it reads the
 report's JSON (reports/report.schema.json).
 """
 import json
@@ -58,7 +59,11 @@ CERTIFICATIONS = [run + ("quick",) for run in _python_runs("quick", ".json") + [
     ("tests/thirdparty/jax.quick", "jax/findings.json", "jax/expectations.json"),
     ("tests/thirdparty/jax_bf16.quick", "jax/findings.json", "jax/expectations_bf16.json"),
     ("thirdparty/llama_cpp/quick", "llama_cpp/findings.json", "llama_cpp/expectations.json"),
-]] + [run + ("standard",) for run in _python_runs("standard", ".standard.json")]
+]] + [run + ("standard",) for run in _python_runs("standard", ".standard.json") + [
+    # JAX's mode="high" at the quick profile: registered with the standard runs (CI has no room
+    # for its 310 CPU-s), so it is checked with them.
+    ("tests/thirdparty/jax_high.quick", "jax/findings.json", "jax/expectations_high.json"),
+]]
 
 # reports::Severity: a cell shows its most severe status; a known failure outranks a pass.
 WORST = ["NotSupported", "Pass", "Warning", "KnownFailure", "Inconclusive", "Fail", "Timeout",
@@ -104,7 +109,8 @@ def matches(rule, r, sampler):
     for key in ("property", "dtype", "family", "status"):
         if key in rule and rule[key] != r[key]:
             return False
-    if "sampler" in rule and rule["sampler"] != sampler:
+    if "sampler" in rule and sampler not in (rule["sampler"] if isinstance(rule["sampler"], list)
+                                             else [rule["sampler"]]):
         return False
     return "message" not in rule or re.search(rule["message"], message(r)) is not None
 
@@ -261,18 +267,27 @@ def readme_table(runs, build_dir):
             entry["props"].add(r["property"])
             if sampler not in entry["samplers"]:
                 entry["samplers"].append(sampler)
-    # Findings that no property can show (found and pinned by a probe alone), and those that
-    # only the standard profile's runs show (a reason in a checked-in .standard.json file), are
-    # listed too: their probes run in ctest.
+    # Findings that no property can show (found and pinned by a probe alone), those that only
+    # the standard profile's runs show (a reason in a checked-in .standard.json file), and those
+    # that only a run past ctest's budget shows ("shown_by": its properties, variants and
+    # command, recorded in the adapter's README) are listed too: their probes run in ctest.
     standard = standard_reasons()
     for report, findings, _ in runs:
         for f in findings["findings"]:
             key = (findings["library"], f["id"])
             if "readme" in f and key not in seen and \
-                    (not f["explains"] or f["mechanism"] in standard):
+                    (not f["explains"] or f["mechanism"] in standard or "shown_by" in f):
                 seen[key] = {"finding": f, "props": set(), "first": None, "samplers": []}
     for (library, _), e in seen.items():
         f, r = e["finding"], e["first"]
+        if r is None and "shown_by" in f:
+            s = f["shown_by"]
+            rows.append(f"| {library} | {cell(f['readme'], 400)} | {s['properties']} "
+                        f"({cell(s['note'], 200)}) | {s['variants']} "
+                        f"| {code(cell(f.get('input', ''), 160))} | "
+                        f"{code(cell(f.get('reproduce', ''), 300))} "
+                        f"| {', '.join(f'`{p}`' for p in f['probes'])} |")
+            continue
         if r is None:
             where = ("(none: its probe found it)" if not f["explains"] else
                      "(not in the quick runs: in the standard profile's, pinned in "

@@ -547,7 +547,7 @@ def certify(sampler, profile: str = "quick", dtypes: Optional[Sequence[str]] = N
             info=None, seed: int = 1, out: Optional[Union[str, Path]] = None,
             jobs: Optional[int] = None,
             max_draws: Optional[int] = None, item_timeout: Optional[float] = None,
-            expect_non_strict: bool = False, arrays: str = "numpy",
+            draw_time: Optional[float] = None, expect_non_strict: bool = False, arrays: str = "numpy",
             echo: bool = False, fork_server: bool = True, speed: bool = True) -> Report:
     """Certify `sampler` with `sampcert run` and return its Report.
 
@@ -566,6 +566,9 @@ def certify(sampler, profile: str = "quick", dtypes: Optional[Sequence[str]] = N
     out: the report folder (default: a new temporary folder, kept). echo: pass sampcert's output
       through to this process's stdout as it runs. jobs: worker processes (default: the cores
       this process may use).
+    draw_time: seconds of declared draw time per statistical test (`--draw-time`; default the
+      profile's 20) for a sampler that declares a draw cost: more lets its big-row tests reach
+      their power instead of ending Inconclusive (SPEC STAT-4b).
     speed: time the sampler after the verdict is decided (Report.speed; SPEC REPORT-3,
       informational, never part of the verdict); False passes --no-speed.
     fork_server: for a Python sampler, import it once in a server process and fork each
@@ -609,6 +612,8 @@ def certify(sampler, profile: str = "quick", dtypes: Optional[Sequence[str]] = N
         argv += ["--max-draws", str(max_draws)]
     if item_timeout is not None:
         argv += ["--item-timeout", str(item_timeout)]
+    if draw_time is not None:
+        argv += ["--draw-time", repr(float(draw_time))]
     if not speed:
         argv.append("--no-speed")
     # A report left in `out` by an earlier run must never answer for this one.

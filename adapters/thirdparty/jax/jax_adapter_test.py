@@ -75,6 +75,24 @@ class JaxSamplerTest(unittest.TestCase):
         z = (counts - n * p) / np.sqrt(n * p * (1 - p))
         self.assertLess(np.abs(z).max(), 5.0, (counts, n * p))
 
+    def test_the_high_mode_variant_draws_categorical_with_mode_high(self):
+        # Draw j is categorical(fold_in(stream key, j), x / T, mode="high"): the variant's own
+        # name and cost, and its draws differ from the default mode's on the same keys.
+        import jax
+        info = jax_sampler.make_info("f32", "high")
+        self.assertEqual(info.name, "jax_categorical_high")
+        self.assertEqual(info.draw_cost_ns_per_token, jax_sampler.DRAW_COST_NS["high"])
+        self.assertEqual(jax_sampler.make_info("f32").name, "jax_categorical")
+        x = np.random.default_rng(1).normal(size=40).astype(np.float32)
+        b = jax_batch("f32", (x, {"row_id": 9}))
+        high = jax_sampler.JaxSampler("f32", "high").sample(b, 4, 0, 64)[0]
+        key = jax_sampler.stream_key(4, 9)
+        want = [int(jax.random.categorical(jax.random.fold_in(key, j), jnp.asarray(x),
+                                           mode="high")) for j in range(64)]
+        np.testing.assert_array_equal(high, want)
+        low = jax_sampler.JaxSampler("f32").sample(b, 4, 0, 64)[0]
+        self.assertFalse(np.array_equal(low, high))
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -112,6 +112,32 @@ class JaxProbes(unittest.TestCase):
         self.assertEqual(int((draws([10.0, 0.0], n=n, dtype=jnp.bfloat16) == 1).sum()), 0)
         self.assertGreater(int((draws([10.0, 0.0], n=n, dtype=jnp.float32) == 1).sum()), 5)
 
+    def test_low_mode_float32_noise_never_exceeds_the_largest_23_bit_uniform(self):
+        # JAX's default mode ("low") draws each Gumbel value as -log(-log(u)), u one float32
+        # uniform on a grid of 2^-23 in [tiny, 1): no value exceeds -log(-log(1 - 2^-23)) =
+        # 15.94 or falls below -log(-log(tiny)) = -4.47, so a token more than 20.41 below the
+        # maximum can never be drawn and one more than about 15.9 below it (p below about
+        # 1e-7) is drawn too rarely: computed over the 2^23 noise values, a token at 8e-8 of
+        # the maximum is drawn at 0.43 of its rate and one at 1e-8 at 1e-4 of it
+        # (deep_tail_V180001's bands). mode="high" combines two uniforms: its noise passes the
+        # bound (18.29 in these 2^24 values, where low's largest is the bound itself).
+        key = jax.random.key(0)
+        bound = np.float32(-np.log(-np.log(np.float32(1 - 2.0**-23))))
+        low = np.asarray(jax.random.gumbel(key, (1 << 24,), jnp.float32))
+        high = np.asarray(jax.random.gumbel(key, (1 << 24,), jnp.float32, mode="high"))
+        self.assertEqual(float(low.max()), float(bound))
+        self.assertGreaterEqual(float(low.min()), -4.47)
+        self.assertGreater(float(high.max()), 18.0)
+        # categorical is argmax(logits + that noise), in either mode: the same key gives the
+        # same token.
+        x = jnp.asarray(np.random.default_rng(0).normal(size=64).astype(np.float32))
+        for mode in ("low", "high"):
+            for k in jax.random.split(jax.random.key(3), 20):
+                want = int(jnp.argmax(x + jax.random.gumbel(k, x.shape, jnp.float32, mode=mode)))
+                self.assertEqual(int(jax.random.categorical(k, x, mode=mode)), want)
+        self.assertEqual(int(jax.random.categorical(jax.random.key(5), x)),
+                         int(jax.random.categorical(jax.random.key(5), x, mode="low")))
+
 
 if __name__ == "__main__":
     unittest.main()
