@@ -1,5 +1,6 @@
 #include "adapters/exec_sampler.h"
 
+#include <cmath>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
@@ -42,7 +43,12 @@ using exec_protocol::ReplyParser;
 
 // Seconds a call may wait for the child; SAMPCERT_EXEC_TIMEOUT overrides (PROTOCOL.md). In a
 // run the runner's --item-timeout kills the worker earlier; this bounds info, sample and
-// --no-isolation runs.
+// --no-isolation runs. A sample call waits this plus kDeclaredCostMargin times the CPU time
+// the sampler declares its draws cost (draw_cost_ns_per_token x vocabulary x draws): a large
+// request of a slow sampler is work, not a stall, and a loaded machine must not turn it into
+// a failure (REPRO-1). A child that computes forever is stopped by the item's CPU time.
+constexpr double kDeclaredCostMargin = 4;
+
 double CallTimeoutSeconds() {
   if (const char* s = std::getenv("SAMPCERT_EXEC_TIMEOUT")) {
     char* end = nullptr;
@@ -83,8 +89,10 @@ class ExecChild {
   // Sends one request and reads its reply. OK: *reply holds the payload, of the length `ok`
   // allows. An error reply becomes its status. Anything else (death, garbage, a stall past the
   // timeout) kills the child and returns INTERNAL.
+  // declared_s: the CPU seconds the sampler declares the request costs (0: none declared),
+  // which extends the wait (CallTimeoutSeconds).
   int32_t Call(const std::string& request, const char* call_name, OkLength ok, std::string* reply,
-               sampcert_error* err);
+               sampcert_error* err, double declared_s = 0);
   // DESTROY, then the end: SIGKILL if it lingers, always reaped.
   void Close();
   // In a forked process: forget the parent's child without touching it (closing our copies of
@@ -254,18 +262,22 @@ int32_t ExecChild::Fail(const std::string& what, const char* call_name, sampcert
 }
 
 int32_t ExecChild::Call(const std::string& request, const char* call_name, OkLength ok,
-                        std::string* reply, sampcert_error* err) {
+                        std::string* reply, sampcert_error* err, double declared_s) {
   if (dead_) {
     SetError(err, SAMPCERT_STATUS_INTERNAL, -1, "no longer running: " + dead_reason_);
     return SAMPCERT_STATUS_INTERNAL;
   }
-  const double timeout_s = CallTimeoutSeconds();
+  const double timeout_s = CallTimeoutSeconds() + kDeclaredCostMargin * declared_s;
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                            std::chrono::duration<double>(timeout_s));
   std::string why;
   auto failed = [&](const std::string& while_doing) {
     if (why == "timeout") {
-      return Fail(fmt::format("no reply within {} s (SAMPCERT_EXEC_TIMEOUT) while {}", timeout_s,
+      return Fail(fmt::format("no reply within {} s (SAMPCERT_EXEC_TIMEOUT{}) while {}",
+                              timeout_s,
+                              declared_s > 0 ? fmt::format(" + {} x the declared draw cost, {} s",
+                                                           kDeclaredCostMargin, declared_s)
+                                             : std::string(),
                               while_doing),
                   call_name, err);
     }
@@ -566,8 +578,12 @@ int32_t Sample(sampcert_sampler* s, const sampcert_batch* batch, uint64_t seed, 
     const uint64_t top = logprobs ? batch->num_rows * batch->top_logprobs : 0;
     const uint64_t bytes = draws * sizeof(int64_t);
     const uint64_t extra = logprobs ? draws * sizeof(double) + top * 16 : 0;
+    const double declared_s = static_cast<double>(inst.program->info.draw_cost_ns_per_token) *
+                              1e-9 * static_cast<double>(batch->vocab) *
+                              static_cast<double>(draws);
     if (int32_t st = inst.child->Call(*request, logprobs ? "sample_logprobs" : "sample",
-                                      OkLength::Exactly(bytes + extra), &reply, err);
+                                      OkLength::Exactly(bytes + extra), &reply, err,
+                                      std::isfinite(declared_s) && declared_s > 0 ? declared_s : 0);
         st != SAMPCERT_STATUS_OK) {
       return st;
     }

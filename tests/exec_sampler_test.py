@@ -11,10 +11,12 @@ Usage: exec_sampler_test.py SAMPCERT NUMPY_PYTHON REPO_DIR WORK_DIR [quick [muta
   item's CPU time makes the item a Timeout, not a Fail.
 - with "quick" (only that): the numpy example passes `sampcert run --profile quick` (isolated workers),
   its penalties and seeds among the results (protocol 1.5 carries them), and its logit bias and
-  minimum length (1.6); four mutants (the sign rule inverted for negative logits, the prompt
+  minimum length (1.6); six mutants (the sign rule inverted for negative logits, the prompt
   counted by the additive penalties it declares output-only, the bias added after temperature,
-  the minimum length off by one) fail the f32 quick run with PEN-2, PEN-POL-1, BIAS-1 and
-  MINLEN-1 ("mutants").
+  the minimum length off by one, log-probabilities before temperature, packed mask bits read
+  most significant first) fail with PEN-2, PEN-POL-1, BIAS-1, MINLEN-1, LOGP-1 and PMASK-1
+  ("mutants"), each run on the one f32 row that shows it (a whole f32 quick run of each, 35 to
+  54 s apiece, failed that row too, among others; the single row takes about 2 s).
 Exit 77 (skipped) when NUMPY_PYTHON is empty (no python with numpy), unless CI=true.
 """
 import json
@@ -84,6 +86,21 @@ if not quick:
                             "0,1", "--draws", "3", timeout=60, env={"SAMPCERT_EXEC_TIMEOUT": "5"})
         check(f"broken sampler '{mode}': exit {want_rc}, '{want_text}' ({secs:.1f} s)",
               rc == want_rc and want_text in out and secs < 30, f"rc {rc}\n{out}")
+    # A sample call waits SAMPCERT_EXEC_TIMEOUT plus 4 times the CPU time the sampler declares
+    # the request costs (REPRO-1: a big request of a slow sampler is work, not a stall, on any
+    # load). 1000 draws of V = 2 at 1e6 ns per token declare 2 s: a reply after 4 s comes within
+    # 2 + 4 x 2 s; without the declaration it is past 2 s; declaring 0.25 s (1.25e5 ns) it is
+    # past 2 + 1 s, and the message says what the wait was made of.
+    for cost, want_rc, want_text in [("1e6", 0, "broken draws"),
+                                     ("0", 1, "no reply within 2 s (SAMPCERT_EXEC_TIMEOUT) while"),
+                                     ("1.25e5", 1, "no reply within 3 s (SAMPCERT_EXEC_TIMEOUT + 4 "
+                                      "x the declared draw cost, 0.25 s) while")]:
+        rc, out, secs = run("sample", "--sampler", broken, "--sampler-config", "slow", "--logits",
+                            "0,1", "--draws", "1000", timeout=60,
+                            env={"SAMPCERT_EXEC_TIMEOUT": "2", "BROKEN_SAMPLER_SLEEP_S": "4",
+                                 "BROKEN_SAMPLER_DRAW_COST_NS": cost})
+        check(f"a slow reply, draw cost {cost} ns declared: exit {want_rc} ({secs:.1f} s)",
+              rc == want_rc and want_text in out, f"rc {rc}\n{out}")
     # Under `sampcert run` (forked workers): a stalled child is stopped by the exec adapter's
     # own reply timeout (SAMPCERT_EXEC_TIMEOUT; a sleeping child uses no CPU, so the runner's
     # CPU-time item limit would only reach it through its wall-clock backstop), a crash is a
@@ -148,35 +165,39 @@ if quick:
     source = open(f"{repo}/adapters/python/examples/numpy_sampler.py").read()
     mutants = {} if "mutants" not in sys.argv[6:] else {
         "sign_rule": ("x[hit] = np.where(x[hit] > 0, x[hit] / rep, x[hit] * rep)",
-                      "x[hit] = x[hit] / rep", "PEN-2"),
+                      "x[hit] = x[hit] / rep", "PEN-2", "pen_sign_rule_V8"),
         "prompt_counted": ("count = np.bincount(row.output_tokens, minlength=x.size)",
                            "count = np.bincount(np.concatenate([row.prompt_tokens, "
-                           "row.output_tokens]), minlength=x.size)", "PEN-POL-1"),
+                           "row.output_tokens]), minlength=x.size)", "PEN-POL-1",
+                           "pen_prompt_only_V8"),
         # The bias added after temperature: (x + T b) / T = x / T + b.
         "bias_after_temperature": ("x[ids[hit]] += bias[hit]",
-                                   "x[ids[hit]] += bias[hit] * row.temperature", "BIAS-1"),
+                                   "x[ids[hit]] += bias[hit] * row.temperature", "BIAS-1",
+                                   "bias_before_temperature_V8"),
         "min_tokens_off_by_one": ("if row.output_tokens.size < row.min_tokens:",
-                                  "if row.output_tokens.size <= row.min_tokens:", "MINLEN-1"),
+                                  "if row.output_tokens.size <= row.min_tokens:", "MINLEN-1",
+                                  "min_tokens_reached_V8"),
         # The scaled log-probabilities taken before the temperature (SPEC section 20).
         "logprobs_pre_temperature": ("z = (x[support] - m) / row.temperature",
-                                     "z = x[support] - m", "LOGP-1"),
+                                     "z = x[support] - m", "LOGP-1", "logp_temperature_V64"),
         # The packed words read most significant bit first (protocol 1.8, SPEC section 19).
         "packed_bit_order": ('view(np.uint8), bitorder="little")',
-                             'view(np.uint8), bitorder="big")', "PMASK-1"),
+                             'view(np.uint8), bitorder="big")', "PMASK-1",
+                             "packed_bit_order_V40"),
     }
-    for name, (line, mutated, caught_by) in mutants.items():
+    for name, (line, mutated, caught_by, item) in mutants.items():
         check(f"mutant {name}: its line is in the example", source.count(line) == 1, line)
         path = os.path.join(work, f"numpy_{name}.py")
         with open(path, "w") as f:
             f.write(source.replace(line, mutated))
         out_dir = os.path.join(work, f"numpy_{name}")
         rc, out, secs = run("run", "--sampler", f"exec:{python} {path}", "--profile", "quick",
-                            "--dtype", "f32", "--no-speed", "--out", out_dir, timeout=900,
+                            "--item", f"f32/{item}", "--no-speed", "--out", out_dir, timeout=900,
                             env={"PYTHONPATH": f"{repo}/adapters/python"})
         failed = {r["property"] for r in
                   json.load(open(os.path.join(out_dir, "report.json")))["results"]
                   if r["status"] == "Fail"} if rc in (0, 1) else set()
-        check(f"mutant {name} fails {caught_by} over exec ({secs:.0f} s)",
+        check(f"mutant {name} fails {caught_by} on f32/{item} over exec ({secs:.0f} s)",
               rc == 1 and caught_by in failed, out[-3000:])
     # PROTOCOL.md's complete example, as its text says to run it (the helper on PYTHONPATH).
     rc, out, secs = run("run", "--sampler",

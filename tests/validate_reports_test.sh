@@ -9,14 +9,16 @@ sampcert="$1" src="$2" work="$3" misbehaving="$4"
   echo "SKIP: python3-jsonschema is not installed (apt-get install python3-jsonschema)"; exit 77; }
 rm -rf "$work" && mkdir -p "$work"
 "$sampcert" run --sampler stable_cpu --profile quick --out "$work/stable" >/dev/null
-"$sampcert" run --sampler naive --profile quick --out "$work/naive" >/dev/null
 # Known failures: floor_fix's quick run, pinned by an expectations file written from it (its
-# standard run against impls/floor_fix/expectations.json costs minutes under the sanitizers).
+# standard run against impls/floor_fix/expectations.json costs minutes under the sanitizers); the
+# waived run certifies one dtype against it (the schema is the same for every dtype; a whole
+# quick run costs about two minutes of the sanitizer stage's 2 cores, and this test took 724 s
+# there when it made six). naive's failing report is its two shards' (below).
 "$sampcert" run --sampler floor_fix --profile quick --out "$work/floor_fix" >/dev/null
 "$sampcert" report expectations "$work/floor_fix/report.json" -o "$work/floor_fix.json" \
   >/dev/null
-"$sampcert" run --sampler floor_fix --profile quick --expect "$work/floor_fix.json" \
-  --out "$work/waived" >/dev/null
+"$sampcert" run --sampler floor_fix --profile quick --dtype bf16 \
+  --expect "$work/floor_fix.json" --out "$work/waived" >/dev/null
 "$sampcert" run --sampler "$misbehaving" --profile quick --jobs 2 --item-timeout 3 \
   --out "$work/misbehaving" >/dev/null
 # Stopped by the time budget: an incomplete report.

@@ -2,7 +2,9 @@
 how sample() misbehaves: print (stray prints, then a correct answer), raise (an exception),
 crash (SIGSEGV), exit (exits mid-call), garbage (junk on the reply fd), stall (never answers),
 row-error (a SamplerError naming row 0), wrong-count (too few tokens), spin (computes forever:
-the CPU limit it inherits from a runner's worker ends it)."""
+the CPU limit it inherits from a runner's worker ends it), slow (answers correctly after
+BROKEN_SAMPLER_SLEEP_S seconds). BROKEN_SAMPLER_DRAW_COST_NS, where set, is the declared draw
+cost per token (which extends how long the host waits for a sample reply)."""
 
 import os
 import signal
@@ -42,6 +44,9 @@ def sample(batch, seed, first_draw, draws_per_row):
         time.sleep(60)
     if mode == "stall":
         time.sleep(3600)
+    if mode == "slow":
+        time.sleep(float(os.environ["BROKEN_SAMPLER_SLEEP_S"]))
+        return np.zeros((len(batch.rows), draws_per_row), np.int64)
     if mode == "spin":
         while True:
             pass
@@ -53,4 +58,6 @@ def sample(batch, seed, first_draw, draws_per_row):
 
 
 if __name__ == "__main__":
-    sp.serve(sample, sp.Info(name="broken", capabilities=["f32"]), create_fn=create)
+    cost = float(os.environ.get("BROKEN_SAMPLER_DRAW_COST_NS", "0"))
+    sp.serve(sample, sp.Info(name="broken", capabilities=["f32"], draw_cost_ns_per_token=cost),
+             create_fn=create)

@@ -89,13 +89,15 @@ def make_info(compute: str, mode: str = "low") -> sp.Info:
         accuracy=sp.DTYPE_ACCURACY[compute],
         draws="random-access",
         # Gumbel-max: V noise values a draw (threefry bits, two logs, an argmax), 30-65 ns of
-        # CPU each on this machine class in mode low, about twice that in mode high (README.md
-        # here), which lets the plan cap the cost of big rows (SPEC STAT-4b).
-        draw_cost_ns_per_token=DRAW_COST_NS[mode],
+        # CPU each on this machine class in mode low, about twice that in mode high or in a half
+        # dtype (README.md here), which lets the plan cap the cost of big rows (SPEC STAT-4b).
+        draw_cost_ns_per_token=DRAW_COST_NS[mode] * (1.0 if compute == "f32" else 2.0),
     )
 
 
-# The declared draw cost per token, by mode (README.md here: measured 30-65 ns in mode low).
+# The declared draw cost per token of float32 rows, by mode (README.md here: measured 30-65 ns
+# in mode low); bf16 and float16 rows declare twice it (their noise, computed in the half dtype,
+# measured 108 and 90 ns per token against float32's 67 at V = 32768, 2026-12-07).
 DRAW_COST_NS = {"low": 50.0, "high": 100.0}
 
 

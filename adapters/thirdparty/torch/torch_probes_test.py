@@ -82,6 +82,24 @@ class TorchProbes(unittest.TestCase):
         exact = torch.softmax(xd, 0)
         self.assertGreater(float(abs(p[0] - exact[0]) / exact[0]), 0.01)
 
+    def test_small_temperature_moves_near_tie_probabilities_by_up_to_96_percent(self):
+        # The magnitude findings.json states: three adjacent float32 logits at the same T. Their
+        # quotients (about 1e7, exact values 0.88 apart) round to 0, 0 and 1 apart, so torch
+        # gives the first two 0.212 each where the exact softmax gives 0.108 and 0.261: the
+        # first is off by 96% of its value (a scan of the 16 triples starting within 8 float32
+        # steps of 2.7078185: 17% on most, 62% and 96% on two).
+        x = torch.tensor([2.707818031311035, 2.7078182697296143, 2.7078185081481934],
+                         dtype=torch.float32)
+        for a, b in zip(x[:-1], x[1:]):  # adjacent floats: no float32 lies between
+            self.assertEqual(float(torch.nextafter(a, torch.tensor(3.0))), float(b))
+        t = torch.tensor(2.7078187e-07, dtype=torch.float32)
+        p = torch.softmax(x / t, 0).double()
+        exact = torch.softmax(x.double() / t.double(), 0)
+        self.assertEqual(float(p[0]), float(p[1]))  # the first two quotients merged
+        self.assertAlmostEqual(float(p[0]), 0.2119, places=3)
+        self.assertAlmostEqual(float(exact[0]), 0.1083, places=3)
+        self.assertGreater(float(abs(p[0] - exact[0]) / exact[0]), 0.95)
+
     def test_cumulative_sum_rounds_each_token_to_the_running_sums_ulp(self):
         # CPU multinomial(replacement=True) inverts a cumulative sum kept in float32: a token
         # placed after a dominant one adds its mass to a running sum near 1, whose half ulp is
