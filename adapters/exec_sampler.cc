@@ -1,6 +1,5 @@
 #include "adapters/exec_sampler.h"
 
-#include <cmath>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
@@ -13,6 +12,7 @@
 #include <array>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -273,8 +273,7 @@ int32_t ExecChild::Call(const std::string& request, const char* call_name, OkLen
   std::string why;
   auto failed = [&](const std::string& while_doing) {
     if (why == "timeout") {
-      return Fail(fmt::format("no reply within {} s (SAMPCERT_EXEC_TIMEOUT{}) while {}",
-                              timeout_s,
+      return Fail(fmt::format("no reply within {} s (SAMPCERT_EXEC_TIMEOUT{}) while {}", timeout_s,
                               declared_s > 0 ? fmt::format(" + {} x the declared draw cost, {} s",
                                                            kDeclaredCostMargin, declared_s)
                                              : std::string(),
@@ -579,8 +578,7 @@ int32_t Sample(sampcert_sampler* s, const sampcert_batch* batch, uint64_t seed, 
     const uint64_t bytes = draws * sizeof(int64_t);
     const uint64_t extra = logprobs ? draws * sizeof(double) + top * 16 : 0;
     const double declared_s = static_cast<double>(inst.program->info.draw_cost_ns_per_token) *
-                              1e-9 * static_cast<double>(batch->vocab) *
-                              static_cast<double>(draws);
+                              1e-9 * static_cast<double>(batch->vocab) * static_cast<double>(draws);
     if (int32_t st = inst.child->Call(*request, logprobs ? "sample_logprobs" : "sample",
                                       OkLength::Exactly(bytes + extra), &reply, err,
                                       std::isfinite(declared_s) && declared_s > 0 ? declared_s : 0);

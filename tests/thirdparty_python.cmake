@@ -45,6 +45,10 @@ set(tp_certifications
     "torch|torch/torch_sampler.py|torch|torch/expectations|"
     "torch_f16|torch/torch_sampler.py|torch|torch/expectations_f16|--dtype f16"
     "torch_bf16|torch/torch_sampler.py|torch|torch/expectations_bf16|--dtype bf16"
+    # torch.multinomial(p, 1), as transformers' generate calls it per token (issue 36 point 2).
+    "torch_step|torch/torch_sampler.py|torch|torch/expectations_step|--draws step"
+    "torch_step_f16|torch/torch_sampler.py|torch|torch/expectations_step_f16|--dtype f16 --draws step"
+    "torch_step_bf16|torch/torch_sampler.py|torch|torch/expectations_step_bf16|--dtype bf16 --draws step"
     "transformers|transformers/hf_sampler.py|torch,transformers|transformers/expectations|"
     "transformers_f16|transformers/hf_sampler.py|torch,transformers|\
 transformers/expectations_f16|--dtype f16"
@@ -72,7 +76,8 @@ foreach(entry IN LISTS tp_certifications)
     separate_arguments(extra UNIX_COMMAND "${extra}")
   endif()
   set(profiles quick)
-  if(SAMPCERT_THIRDPARTY_STANDARD AND NOT name MATCHES "^jax")
+  # JAX has no standard run (above); the step variants have no standard expectations yet.
+  if(SAMPCERT_THIRDPARTY_STANDARD AND NOT name MATCHES "^jax|_step")
     list(APPEND profiles standard)
   endif()
   foreach(profile IN LISTS profiles)

@@ -59,6 +59,12 @@ CERTIFICATIONS = [run + ("quick",) for run in _python_runs("quick", ".json") + [
     ("tests/thirdparty/jax.quick", "jax/findings.json", "jax/expectations.json"),
     ("tests/thirdparty/jax_bf16.quick", "jax/findings.json", "jax/expectations_bf16.json"),
     ("thirdparty/llama_cpp/quick", "llama_cpp/findings.json", "llama_cpp/expectations.json"),
+    # torch.multinomial(p, 1), generate's call (--draws step): quick runs only so far.
+    ("tests/thirdparty/torch_step.quick", "torch/findings.json", "torch/expectations_step.json"),
+    ("tests/thirdparty/torch_step_f16.quick", "torch/findings.json",
+     "torch/expectations_step_f16.json"),
+    ("tests/thirdparty/torch_step_bf16.quick", "torch/findings.json",
+     "torch/expectations_step_bf16.json"),
 ]] + [run + ("standard",) for run in _python_runs("standard", ".standard.json") + [
     # JAX's mode="high" at the quick profile: registered with the standard runs (CI has no room
     # for its 310 CPU-s), so it is checked with them.

@@ -75,6 +75,23 @@ class StreamTest(unittest.TestCase):
         self.assertEqual(got.tolist(), want)
         np.testing.assert_array_equal(s.draw_per_step(p, 4, 5, 5, 3), want[5:8])  # replayed
 
+    def test_per_step_draws_in_bulk_are_the_calls_one_at_a_time(self):
+        # multinomial(P, 1) on B copies of a row fills P's exponentials row after row from the
+        # generator: the same draws as B calls one at a time, whatever the dtype, the
+        # vocabulary and the chunk size.
+        for v, dtype in ((3, torch.float32), (1000, torch.float16), (50001, torch.bfloat16)):
+            p = torch.softmax(torch.linspace(0, 3, v), 0).to(dtype)
+            g = torch.Generator()
+            g.manual_seed(torch_streams.stream_seed(2, 9))
+            want = [int(torch.multinomial(p.reshape(1, -1), 1, generator=g)) for _ in range(70)]
+            s = torch_streams.Streams()
+            s.STEP_CHUNK_ELEMENTS = 16 * v  # chunks of 16 draws
+            got = np.concatenate([s.draw_per_step(p, 2, 9, 0, 1), s.draw_per_step(p, 2, 9, 1, 40),
+                                  s.draw_per_step(p, 2, 9, 41, 29)])
+            self.assertEqual(got.tolist(), want, (v, dtype))
+            skipped = torch_streams.Streams().draw_per_step(p, 2, 9, 33, 37)
+            self.assertEqual(skipped.tolist(), want[33:], (v, dtype))
+
     def test_seed_and_row_id_both_key_the_stream(self):
         p = torch.full((64,), 1 / 64)
         a = torch_streams.Streams().draw(p, 1, 2, 0, 64)

@@ -54,13 +54,15 @@ class TorchProbes(unittest.TestCase):
     def test_one_error_for_empty_support_nan_and_overflow(self):
         # An empty support (all -inf: softmax is 0/0) and a NaN logit give the same
         # RuntimeError as an overflow: the caller cannot tell them apart.
-        messages = set()
-        for x in ([float("-inf")] * 3, [0.0, float("nan"), 1.0]):
-            with self.assertRaises(RuntimeError) as e:
-                sample(torch.softmax(torch.tensor(x), 0))
-            messages.add(str(e.exception))
-        self.assertEqual(len(messages), 1)
-        self.assertRegex(messages.pop(), MULTINOMIAL_ERROR)
+        # So does multinomial(p, 1), generate's call, with its own message.
+        for draw in (sample, lambda p: torch.multinomial(p.reshape(1, -1), 1)):
+            messages = set()
+            for x in ([float("-inf")] * 3, [0.0, float("nan"), 1.0]):
+                with self.assertRaises(RuntimeError) as e:
+                    draw(torch.softmax(torch.tensor(x), 0))
+                messages.add(str(e.exception))
+            self.assertEqual(len(messages), 1)
+            self.assertRegex(messages.pop(), MULTINOMIAL_ERROR)
 
     def test_invalid_temperatures_are_not_refused(self):
         # Nothing checks T: T < 0 inverts the distribution, T = inf makes every quotient 0
@@ -99,6 +101,27 @@ class TorchProbes(unittest.TestCase):
         self.assertAlmostEqual(float(p[0]), 0.2119, places=3)
         self.assertAlmostEqual(float(exact[0]), 0.1083, places=3)
         self.assertGreater(float(abs(p[0] - exact[0]) / exact[0]), 0.95)
+
+    def test_float16_multinomial_one_draws_zero_probability_tokens(self):
+        # multinomial(p, 1) is argmax(p / q), q ~ Exp(1) drawn in p's dtype. In float16 every
+        # exponential below 2^-25 rounds to 0 (about 3e-8 of them): a zero-probability token's
+        # 0 / 0 is then NaN, and argmax takes NaN as the maximum.
+        p = torch.tensor([0.0, 1.0], dtype=torch.float16)
+        q = torch.tensor([0.0, 0.5], dtype=torch.float16)
+        self.assertEqual(int(torch.argmax(p / q)), 0)
+        # With torch's own exponentials: a 4096-token row with one allowed token, 32,768 draws
+        # (generator seed 0; expected about 4095 x 32,768 x 2^-25 = 4): three draws are
+        # zero-probability tokens in float16, none in float32.
+        def zero_probability_draws(dtype):
+            row = torch.zeros(4096, dtype=dtype)
+            row[4095] = 1.0
+            g = torch.Generator()
+            g.manual_seed(0)
+            rows = row.reshape(1, -1).expand(4096, 4096).contiguous()
+            return sum(int((torch.multinomial(rows, 1, generator=g) != 4095).sum())
+                       for _ in range(8))
+        self.assertEqual(zero_probability_draws(torch.float16), 3)
+        self.assertEqual(zero_probability_draws(torch.float32), 0)
 
     def test_cumulative_sum_rounds_each_token_to_the_running_sums_ulp(self):
         # CPU multinomial(replacement=True) inverts a cumulative sum kept in float32: a token

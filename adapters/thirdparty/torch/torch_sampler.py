@@ -4,14 +4,24 @@ torch.multinomial with a torch.Generator, nothing else (no validation, no trunca
 what the suite finds is what these two calls do.
 
     sampcert run --sampler exec:'/opt/sampcert-thirdparty/venv/bin/python \
-        adapters/thirdparty/torch/torch_sampler.py [--dtype bf16|f16]' --profile quick
+        adapters/thirdparty/torch/torch_sampler.py [--dtype bf16|f16] [--draws step]' \
+        --profile quick
 
 --dtype f32 (default): every row (f32, f16 or bf16 logits) is upcast to float32 exactly and
     computed in float32; declares f32, f16, bf16 at accuracy fp32.
 --dtype bf16 / --dtype f16: rows of that dtype stay in it (division, softmax and multinomial
     in bf16 or float16, as a caller of torch on a half model's logits gets); declares that
     dtype only, accuracy bf16 / fp16. (torch 2.x has CPU kernels for both.)
-The variant is a command-line option, not --sampler-config, because it changes the
+--draws replacement (default): a row's n draws are one torch.multinomial(p, n,
+    replacement=True) call (the inverse-CDF path over a float32 cumulative sum, one double a
+    draw).
+--draws step: each draw is what one torch.multinomial(p, 1) call makes, as transformers'
+    generate calls it once per token (the exponential-trick path: V exponentials in p's dtype,
+    then the arg-max of p / q), made in bulk with the same draws (torch_streams.py); it
+    declares its cost (V random numbers a draw). Its variants' names end in _step, and each
+    declares its own dtype only (--dtype f32 too: half rows upcast to float32 would repeat the
+    float32 rows' draws at three times the cost).
+The variants are command-line options, not --sampler-config, because they change the
 declarations (capabilities, accuracy), which the host reads (info) before create gets the
 config. --sampler-config accepts nothing but "" (create refuses anything else, naming it).
 
@@ -36,11 +46,19 @@ import torch  # noqa: E402
 import torch_streams  # noqa: E402
 
 
-def make_info(compute: str) -> sp.Info:
+# The declared draw cost per vocabulary token of --draws step (the replacement path declares
+# none: one double a draw). Measured 2026-12-07 with torch 2.15 on this machine class, one
+# thread, V = 32768: 36 ns float32, 41 float16, 40 bf16 of CPU per token.
+STEP_DRAW_COST_NS = 40.0
+
+
+def make_info(compute: str, draws: str = "replacement") -> sp.Info:
     fields = dict(
-        name="torch_softmax_multinomial" + ("" if compute == "f32" else "_" + compute),
+        name="torch_softmax_multinomial" + ("" if compute == "f32" else "_" + compute) +
+        ("_step" if draws == "step" else ""),
         version=f"torch {torch.__version__}",
-        capabilities=(["f32", "f16", "bf16"] if compute == "f32" else [compute]) +
+        capabilities=(["f32", "f16", "bf16"] if compute == "f32" and draws != "step"
+                      else [compute]) +
         ["mask", "probabilities", "batch"],
         greedy_tie_break="uniform",  # not declared (no temperature-0): unused
         tie_rule="keep-all",  # no truncation: unused
@@ -50,18 +68,22 @@ def make_info(compute: str) -> sp.Info:
         accuracy=sp.DTYPE_ACCURACY[compute],
         draws="sequential",  # a torch.Generator per stream (torch_streams.py)
     )
+    if draws == "step":
+        fields["draw_cost_ns_per_token"] = STEP_DRAW_COST_NS
     return sp.Info(**fields)
 
 
 class TorchSampler:
-    def __init__(self, compute: str):
+    def __init__(self, compute: str, draws: str = "replacement"):
         self.compute = compute
         self.streams = torch_streams.Streams()
+        self.draw = self.streams.draw_per_step if draws == "step" else self.streams.draw
 
     def create(self, config):
         if config not in (None, ""):
             raise sp.SamplerError(sp.INVALID_ARGUMENT, f"unknown config '{config}': this "
-                                  "sampler takes none (the variant is the command's --dtype)")
+                                  "sampler takes none (the variant is the command's --dtype "
+                                  "and --draws)")
 
     def _probs(self, batch, r, row) -> torch.Tensor:
         x = torch_streams.logits_tensor(row, batch.dtype, self.compute)
@@ -77,7 +99,7 @@ class TorchSampler:
         out = np.empty((len(batch.rows), draws_per_row), np.int64)
         for r, (row, p) in enumerate(zip(batch.rows, probs)):
             try:
-                out[r] = self.streams.draw(p, seed, row.row_id, first_draw, draws_per_row)
+                out[r] = self.draw(p, seed, row.row_id, first_draw, draws_per_row)
             except RuntimeError as e:
                 raise sp.SamplerError(sp.NUMERICAL_FAILURE, f"row {r}: torch.multinomial: "
                                       f"{e}", r)
@@ -91,9 +113,10 @@ class TorchSampler:
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dtype", choices=["f32", "bf16", "f16"], default="f32")
+    ap.add_argument("--draws", choices=["replacement", "step"], default="replacement")
     args = ap.parse_args()
-    s = TorchSampler(args.dtype)
-    sp.serve(s.sample, make_info(args.dtype), probabilities_fn=s.probabilities,
+    s = TorchSampler(args.dtype, args.draws)
+    sp.serve(s.sample, make_info(args.dtype, args.draws), probabilities_fn=s.probabilities,
              create_fn=s.create)
 
 

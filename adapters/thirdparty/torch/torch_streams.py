@@ -77,12 +77,20 @@ class Streams:
         entry[1] = pos
         return g
 
+    # Per-step draws are made this many noise values (draws x V) at a time at most.
+    STEP_CHUNK_ELEMENTS = 1 << 22
+
     def draw_per_step(self, probs: torch.Tensor, seed: int, row_id: int, first_draw: int,
                       n: int) -> np.ndarray:
-        """Like draw, but each draw is its own torch.multinomial(probs, 1) call, exactly what
-        transformers' generate does per token (the exponential-trick path: O(V) random numbers
-        a draw). Such a stream cannot skip cheaply: one that does not continue is re-seeded and
-        its earlier draws are made again."""
+        """Like draw, but each draw is what one torch.multinomial(probs, 1) call makes, exactly
+        what transformers' generate does per token (the exponential-trick path: V exponentials
+        a draw, then an arg-max). The draws are made in bulk, as one multinomial(P, 1) call on
+        a matrix P of B copies of the row (B x V at most STEP_CHUNK_ELEMENTS): torch's CPU
+        kernel fills P's exponentials row after row from the one generator, so the draws are
+        the same as B calls one at a time and do not depend on how they are split (torch 2.15,
+        one thread, float32, float16 and bf16: torch_adapters_test.py checks it). Such a stream
+        cannot skip cheaply: one that does not continue is re-seeded and its earlier draws
+        are made again."""
         key = (seed, row_id)
         entry = self._streams.get(key)
         if entry is None or entry[1] > first_draw:
@@ -97,9 +105,19 @@ class Streams:
         p = probs.reshape(1, -1)
         if entry[1] != first_draw:
             self.repositioned += 1
-        for _ in range(first_draw - entry[1]):
-            torch.multinomial(p, 1, generator=g)
-        out = np.array([int(torch.multinomial(p, 1, generator=g)) for _ in range(n)], np.int64)
+        per_chunk = max(1, self.STEP_CHUNK_ELEMENTS // max(1, p.shape[1]))
+
+        def steps(k):
+            out = []
+            while k > 0:
+                m = min(k, per_chunk)
+                out.append(torch.multinomial(p.expand(m, -1).contiguous(), 1, generator=g))
+                k -= m
+            return torch.cat(out).reshape(-1).numpy().astype(np.int64) if out else \
+                np.empty(0, np.int64)
+
+        steps(first_draw - entry[1])
+        out = steps(n)
         entry[1] = first_draw + n
         return out
 
