@@ -6,8 +6,8 @@ gives on each row file (sampcert-row/1), in the compute dtype of the certified v
 Builds the logits from the row's bit patterns (float32 exactly for --dtype f32; the row's own
 half type otherwise, as torch_sampler.py's variants do), sets masked tokens to -inf, divides by
 T and takes torch.softmax: plain torch and numpy, no sampcert code. Prints one JSON line per
-row: {"row": file, "nan": NaN probabilities, "inf_quotients": infinite logit / T among the
-allowed tokens, "masked_nan": NaN logits among the masked tokens}. adapters/thirdparty/
+row: {"row": file, "nan": NaN probabilities, "zero": probabilities exactly 0, "inf_quotients":
+infinite logit / T among the allowed tokens, "masked_nan": NaN logits among the masked tokens}. adapters/thirdparty/
 findings.py runs it as the predicate of a torch or transformers finding on the failing rows
 the finding claims (findings.json).
 """
@@ -45,7 +45,7 @@ def probe(path, compute):
     t = float(np.array([row["temperature_bits"]], dtype=np.uint32).view(np.float32)[0])
     q = x / t
     p = torch.softmax(q, dim=-1)
-    return {"row": path, "nan": int(torch.isnan(p).sum()),
+    return {"row": path, "nan": int(torch.isnan(p).sum()), "zero": int((p == 0).sum()),
             "inf_quotients": int(torch.isinf(q[allowed]).sum()), "masked_nan": masked_nan}
 
 
