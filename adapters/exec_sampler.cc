@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <chrono>
@@ -46,8 +47,11 @@ using exec_protocol::ReplyParser;
 // --no-isolation runs. A sample call waits this plus kDeclaredCostMargin times the CPU time
 // the sampler declares its draws cost (draw_cost_ns_per_token x vocabulary x draws): a large
 // request of a slow sampler is work, not a stall, and a loaded machine must not turn it into
-// a failure (REPRO-1). A child that computes forever is stopped by the item's CPU time.
+// a failure (REPRO-1). A child that computes forever is stopped by the item's CPU time. The
+// extension is at most kMaxDeclaredExtension: the declaration is the untrusted sampler's own,
+// and no declaration may make a stalled child wait forever.
 constexpr double kDeclaredCostMargin = 4;
+constexpr double kMaxDeclaredExtension = 3600;
 
 double CallTimeoutSeconds() {
   if (const char* s = std::getenv("SAMPCERT_EXEC_TIMEOUT")) {
@@ -267,18 +271,22 @@ int32_t ExecChild::Call(const std::string& request, const char* call_name, OkLen
     SetError(err, SAMPCERT_STATUS_INTERNAL, -1, "no longer running: " + dead_reason_);
     return SAMPCERT_STATUS_INTERNAL;
   }
-  const double timeout_s = CallTimeoutSeconds() + kDeclaredCostMargin * declared_s;
+  const double timeout_s =
+      CallTimeoutSeconds() + std::min(kDeclaredCostMargin * declared_s, kMaxDeclaredExtension);
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                            std::chrono::duration<double>(timeout_s));
   std::string why;
   auto failed = [&](const std::string& while_doing) {
     if (why == "timeout") {
-      return Fail(fmt::format("no reply within {} s (SAMPCERT_EXEC_TIMEOUT{}) while {}", timeout_s,
-                              declared_s > 0 ? fmt::format(" + {} x the declared draw cost, {} s",
-                                                           kDeclaredCostMargin, declared_s)
-                                             : std::string(),
-                              while_doing),
-                  call_name, err);
+      return Fail(
+          fmt::format("no reply within {} s (SAMPCERT_EXEC_TIMEOUT{}) while {}", timeout_s,
+                      declared_s > 0
+                          ? fmt::format(" + {} x the declared draw cost, {} s, at most "
+                                        "{} s",
+                                        kDeclaredCostMargin, declared_s, kMaxDeclaredExtension)
+                          : std::string(),
+                      while_doing),
+          call_name, err);
     }
     if (why == "eof") return Fail("the process closed its reply pipe (it exited?)", call_name, err);
     return Fail(why + " while " + while_doing, call_name, err);
