@@ -56,7 +56,10 @@ class Streams:
         self._capacity = capacity
         self.repositioned = 0  # requests that did not continue their stream (for tests)
 
-    def _generator_at(self, seed: int, row_id: int, first_draw: int) -> torch.Generator:
+    def _entry(self, seed: int, row_id: int, first_draw: int) -> list:
+        """The stream's [generator, next draw index], re-seeded at 0 when it is new or already
+        past first_draw (a stream only moves forward); counts a request that does not continue
+        it."""
         key = (seed, row_id)
         entry = self._streams.get(key)
         if entry is None or entry[1] > first_draw:
@@ -67,9 +70,13 @@ class Streams:
         self._streams.move_to_end(key)
         while len(self._streams) > self._capacity:
             self._streams.popitem(last=False)
-        g, pos = entry
-        if pos != first_draw:
+        if entry[1] != first_draw:
             self.repositioned += 1
+        return entry
+
+    def _generator_at(self, seed: int, row_id: int, first_draw: int) -> torch.Generator:
+        entry = self._entry(seed, row_id, first_draw)
+        g, pos = entry
         while pos < first_draw:  # one double per skipped draw
             k = min(first_draw - pos, self.SKIP_CHUNK)
             torch.rand(k, dtype=torch.float64, generator=g)
@@ -91,20 +98,9 @@ class Streams:
         one thread, float32, float16 and bf16: torch_adapters_test.py checks it). Such a stream
         cannot skip cheaply: one that does not continue is re-seeded and its earlier draws
         are made again."""
-        key = (seed, row_id)
-        entry = self._streams.get(key)
-        if entry is None or entry[1] > first_draw:
-            g = torch.Generator()
-            g.manual_seed(stream_seed(seed, row_id))
-            entry = [g, 0]
-            self._streams[key] = entry
-        self._streams.move_to_end(key)
-        while len(self._streams) > self._capacity:
-            self._streams.popitem(last=False)
+        entry = self._entry(seed, row_id, first_draw)
         g = entry[0]
         p = probs.reshape(1, -1)
-        if entry[1] != first_draw:
-            self.repositioned += 1
         per_chunk = max(1, self.STEP_CHUNK_ELEMENTS // max(1, p.shape[1]))
 
         def steps(k):
