@@ -88,11 +88,13 @@ std::vector<std::size_t> Range(std::size_t from, std::size_t to) {
   return s;
 }
 
-// The draw index at which the fp32 uniform (top 32 of the canonical bits) * 2^-32 rounds to 1.
-uint64_t FirstDrawRoundingToOne(uint64_t seed, uint64_t row_id) {
-  for (uint64_t j = 0;; ++j) {
-    if ((sampcert::CanonicalBits(seed, row_id, j) >> 20) >= 0xffffff80u) return j;
-  }
+// A draw index of seed 1, row id 7 at which the fp32 uniform (top 32 of the canonical bits)
+// * 2^-32 rounds to 1: the first such index, found once by scanning from 0 (35 million draws;
+// 7 s per test process under the sanitizers, where every witness's process built the list).
+// Catalogue.RoundingDrawRoundsToOne checks it still is such an index.
+constexpr uint64_t kDrawRoundingToOneSeed1Row7 = 35251765;
+bool RoundsToOne(uint64_t seed, uint64_t row_id, uint64_t draw) {
+  return (sampcert::CanonicalBits(seed, row_id, draw) >> 20) >= 0xffffff80u;
 }
 
 std::vector<Witness> AllWitnesses() {
@@ -176,7 +178,7 @@ std::vector<Witness> AllWitnesses() {
                Check::kOutsideKept,
                {},
                1,
-               FirstDrawRoundingToOne(1, 7)});
+               kDrawRoundingToOneSeed1Row7});
   w.push_back(
       {"cdf_f32", DType::kF32, {DeepTail(100000)}, 0, Check::kSetMass, Range(1, 100001), 200000});
   w.push_back(
@@ -433,6 +435,13 @@ INSTANTIATE_TEST_SUITE_P(Catalogue, Witnesses, testing::ValuesIn(AllWitnesses())
                            for (char& c : name) c = std::isalnum(c) ? c : '_';
                            return name;
                          });
+
+// uniform_one_past_end's witness draw: its uniform rounds to 1 in fp32, and the one before
+// does not (so the witness is that draw, not a neighbour).
+TEST(Catalogue, RoundingDrawRoundsToOne) {
+  EXPECT_TRUE(RoundsToOne(1, 7, kDrawRoundingToOneSeed1Row7));
+  EXPECT_FALSE(RoundsToOne(1, 7, kDrawRoundingToOneSeed1Row7 - 1));
+}
 
 // Every mutant of the plug-in's catalogue has exactly one witness, and nothing else does.
 TEST(Catalogue, EveryMutantHasAWitness) {

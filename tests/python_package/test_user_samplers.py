@@ -66,12 +66,15 @@ class TopPBugSampler:
         return self._with_bug(ns.verify, chains, seed)
 
 
+# dtypes: the f32 path only, as a project would for a quick check of one dtype in its own
+# tests (a third of the time of all three). numpy_sampler's three dtypes are certified whole by
+# ctest's conformance.exec_numpy_example.quick.
 def test_correct_sampler(sampcert):
-    report = sampcert.certify(CorrectSampler).assert_conformant()  # returns the report
+    report = sampcert.certify(CorrectSampler, dtypes=["f32"]).assert_conformant()
     assert report.conformant and not report.failures
 
 
 def test_top_p_drops_the_crossing_token(sampcert):
     # Fails here, by design: assert_conformant raises with the root causes.
-    report = sampcert.certify(TopPBugSampler).assert_conformant()
+    report = sampcert.certify(TopPBugSampler, dtypes=["f32"]).assert_conformant()
     assert report.conformant
