@@ -34,6 +34,9 @@ struct Outcome {
   bool reached = true;  // false: an earlier failure on this case kept it from running
   std::string message;
   double error = 0;  // the property's measured error (relative to allowed where that applies)
+  // How it failed, where a property fails in ways a shrink must not trade for one another
+  // (INV-ERR-1: a token or another error, for the error SPEC wants); empty elsewhere.
+  std::string kind = {};
 };
 
 // What a case is checked for, from the row and the declaration alone.

@@ -10,20 +10,28 @@ Outcome CheckInvalid(adapters::Sampler& sampler, const RowCase& row, uint64_t se
                      const Error& expected) {
   auto got = sampler.Sample(OneRow(row), seed, 0, 1);
   if (got.ok()) {
-    return {"INV-ERR-1", false, true,
-            fmt::format("returned token {} for invalid input; SPEC wants {}: {}", got->front(),
-                        ErrorCodeName(expected.code), expected.message)};
+    return {.property = "INV-ERR-1",
+            .ok = false,
+            .message = fmt::format("returned token {} for invalid input; SPEC wants {}: {}",
+                                   got->front(), ErrorCodeName(expected.code), expected.message),
+            .kind = fmt::format("token, want {}", ErrorCodeName(expected.code))};
   }
   // SPEC section 5: the error report itself is part of the contract (message NUL-terminated in
   // its buffer, code equal to the returned status, a row-level error naming its row).
   if (const std::string& problem = sampler.last_error_problem(); !problem.empty()) {
-    return {"INV-ERR-1", false, true, "the error report is malformed: " + problem};
+    return {.property = "INV-ERR-1",
+            .ok = false,
+            .message = "the error report is malformed: " + problem,
+            .kind = "malformed error report"};
   }
   if (got.error().code != expected.code) {
-    return {
-        "INV-ERR-1", false, true,
-        fmt::format("returned error {} ({}); SPEC wants {}: {}", ErrorCodeName(got.error().code),
-                    got.error().message, ErrorCodeName(expected.code), expected.message)};
+    return {.property = "INV-ERR-1",
+            .ok = false,
+            .message = fmt::format("returned error {} ({}); SPEC wants {}: {}",
+                                   ErrorCodeName(got.error().code), got.error().message,
+                                   ErrorCodeName(expected.code), expected.message),
+            .kind = fmt::format("error {}, want {}", ErrorCodeName(got.error().code),
+                                ErrorCodeName(expected.code))};
   }
   return {"INV-ERR-1", true, true, ""};
 }

@@ -2,10 +2,11 @@
 // design covers every pair and every truncation triple (checked here by a direct search over the
 // rows, not by the construction's own bookkeeping), is the same byte for byte on every call,
 // leaves out what the declaration lacks, realizes valid rows, and a design row re-runs alone by
-// its --case index.
+// its --case index. A failing row shrinks only to rows that fail the same way.
 #include "properties/coverage.h"
 
 #include <gtest/gtest.h>
+#include <rapidcheck.h>
 
 #include <bit>
 #include <cmath>
@@ -16,7 +17,9 @@
 #include <set>
 #include <sstream>
 
+#include "properties/case_check.h"
 #include "properties/conformance.h"
+#include "properties/generated_rows.h"
 #include "properties/plan.h"
 #include "properties/portable_random.h"
 #include "properties/row_case.h"
@@ -370,6 +373,43 @@ TEST(Coverage, DesignRowRerunsByItsCaseIndex) {
   const ResultKeys want = ExpectedResultKeys(plan, item, (*s)->info(), index);
   const std::set<std::pair<std::string, std::string>> want_set(want.begin(), want.end());
   EXPECT_EQ(keys, want_set);
+}
+
+// A failing row shrinks only to rows that fail the same way: naive returns a token for a
+// negative top_k and for a NaN top_p, both INV-ERR-1, but for different errors SPEC wants, so
+// the top_k row does not shrink to the top_p row offered as its shrink.
+TEST(Coverage, ShrinkKeepsHowTheRowFails) {
+  auto s = registry::OpenSampler("naive");
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  RowCase bad_k;
+  bad_k.dtype = DType::kF32;
+  for (const float x : {0.0f, 1.0f, 2.0f}) bad_k.bits32.push_back(std::bit_cast<uint32_t>(x));
+  bad_k.family = "test";
+  bad_k.top_k = -2;
+  RowCase bad_p = bad_k;
+  bad_p.top_k = 0;
+  bad_p.top_p = std::numeric_limits<float>::quiet_NaN();
+  for (const RowCase* row : {&bad_k, &bad_p}) {
+    const std::vector<Outcome> o = CheckCase(**s, *row, 1);
+    ASSERT_EQ(o.size(), 1u);
+    ASSERT_FALSE(o[0].ok) << "naive refuses top_k " << row->top_k << ": no trade to test";
+    ASSERT_TRUE(o[0].message.starts_with("returned token")) << o[0].message;
+  }
+  const auto shrinks = [&](const RowCase& r) {
+    return r.top_k < 0 ? rc::seq::just(bad_p) : rc::Seq<RowCase>();
+  };
+  const rc::Shrinkable<RowCase> start = rc::shrinkable::shrinkRecur(bad_k, shrinks);
+  const std::string kind = CheckCase(**s, bad_k, 1)[0].kind;
+  EXPECT_EQ(kind, "token, want InvalidTopK");
+  EXPECT_EQ(Shrink(**s, start, "INV-ERR-1", kind, 1, 100, 1 << 20).top_k, -2)
+      << "the negative top_k row shrank to the NaN top_p row";
+  // The same shrink is taken where the kind is the same: a second negative top_k row.
+  RowCase smaller_k = bad_k;
+  smaller_k.bits32.pop_back();
+  const rc::Shrinkable<RowCase> same = rc::shrinkable::shrinkRecur(bad_k, [&](const RowCase& r) {
+    return r.vocab() > 2 ? rc::seq::just(smaller_k) : rc::Seq<RowCase>();
+  });
+  EXPECT_EQ(Shrink(**s, same, "INV-ERR-1", kind, 1, 100, 1 << 20).vocab(), 2u);
 }
 
 }  // namespace

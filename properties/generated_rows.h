@@ -15,9 +15,25 @@
 #include "results/test_result.h"
 #include "sampcert/reference_distribution.h"
 
+namespace rc {
+template <typename T>
+class Shrinkable;
+}  // namespace rc
+
 namespace sampcert::properties {
 
+struct RowCase;
+
 // The family's run, planning and keys are declared in families.h.
+
+// The minimal row of a failure: RapidCheck's greedy strategy, each step taking the first of the
+// current row's shrinks on which `property` still fails in the same way (its Outcome's `kind`,
+// case_check.h), until none does or a bound is reached (`max_steps` candidates; `max_work`
+// logits over the candidates tried, each costing at least 1024). Work, never seconds: the same
+// minimal row on any machine and under any load (REPRO-1).
+RowCase Shrink(adapters::Sampler& sampler, const rc::Shrinkable<RowCase>& start,
+               const std::string& property, const std::string& kind, uint64_t seed, int max_steps,
+               uint64_t max_work);
 
 // The row families whose own DIST-3 test the item runs: those with a valid row in the plan.
 std::vector<std::string> DistributionFamilies(const Plan& plan, const PlanItem& item,
