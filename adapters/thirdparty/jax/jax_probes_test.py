@@ -6,7 +6,10 @@ itself. Run with the third-party venv's python (ctest python.thirdparty_jax_prob
         -s adapters/thirdparty/jax -p '*_test.py'
 """
 
+import json
 import os
+import struct
+import tempfile
 import unittest
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
@@ -14,6 +17,9 @@ os.environ.setdefault("JAX_PLATFORMS", "cpu")
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
+
+# Beside this file: unittest discover -s puts its folder on the path.
+import jax_row_probe  # noqa: E402
 
 INF = float("inf")
 
@@ -36,6 +42,40 @@ class JaxProbes(unittest.TestCase):
     def test_a_nan_logit_is_drawn(self):
         # argmax treats NaN as the maximum: the NaN token is returned, no error.
         self.assertEqual(set(draws([0.0, float("nan"), 5.0]).tolist()), {1})
+
+    def test_row_probe_names_each_mechanism_on_its_row_only(self):
+        # jax_row_probe.py, the predicate of four findings (findings.json), on row files as
+        # sampcert writes them: each field is 1 on the row that shows its mechanism and 0 on a
+        # plain row (V = 3, T = 1).
+        def bits(x):
+            return struct.unpack("<I", struct.pack("<f", x))[0]
+
+        rows = {"plain": ([0.0, 1.0, 2.0], 1.0, None),
+                "neg_t": ([0.0, 1.0, 2.0], -0.5, None),
+                "nan": ([0.0, float("nan"), 2.0], 1.0, None),
+                "empty": ([0.0, 1.0, 2.0], 1.0, [0, 0, 0]),
+                "pos_inf": ([1.0, INF, INF], 1.0, None),
+                "tiny_t": ([0.5, 1.0, -1.0], 1e-45, None)}
+        seen = {}
+        with tempfile.TemporaryDirectory() as d:
+            for name, (x, t, mask) in rows.items():
+                path = os.path.join(d, name + ".json")
+                row = {"format": "sampcert-row/1", "dtype": "f32",
+                       "logit_bits": [bits(v) for v in x], "temperature_bits": bits(t)}
+                if mask is not None:
+                    row["mask"] = mask
+                with open(path, "w") as f:
+                    json.dump(row, f)
+                seen[name] = jax_row_probe.probe(path, "f32")
+        fields = {"neg_t": "invalid_temperature_drawn", "nan": "nan_drawn",
+                  "empty": "empty_support_token_0", "pos_inf": "pos_inf_lowest",
+                  "tiny_t": "inf_quotients"}
+        for name, field in fields.items():
+            self.assertGreaterEqual(seen[name][field], 1, f"{field} on {name}: {seen[name]}")
+            self.assertEqual(seen["plain"][field], 0, f"{field} on the plain row")
+        # x / 1e-45 overflows for each nonzero logit (XLA's CPU also flushes the subnormal T
+        # to 0, which gives the same infinities).
+        self.assertEqual(seen["tiny_t"]["inf_quotients"], 3)
 
     def test_division_by_a_tiny_temperature_overflows_and_the_first_inf_wins(self):
         # x / T is computed before any maximum is subtracted: at T = 1e-45 both logits become

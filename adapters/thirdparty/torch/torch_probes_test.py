@@ -7,9 +7,15 @@ python (ctest python.thirdparty_adapters):
         -s adapters/thirdparty/torch -p '*_test.py'
 """
 
+import json
+import os
+import struct
+import tempfile
 import unittest
 
 import torch
+
+import torch_row_probe  # beside this file: unittest discover -s puts its folder on the path
 
 # multinomial(p, n, replacement=True) says "invalid multinomial distribution (encountering
 # probability entry < 0)"; multinomial(p, 1) says "probability tensor contains either inf, nan or
@@ -71,6 +77,29 @@ class TorchProbes(unittest.TestCase):
         self.assertGreater(int((d == 0).sum()), 90)
         p = torch.softmax(torch.tensor([0.0, 5.0, -3.0]) / float("inf"), 0)
         self.assertTrue(torch.equal(p, torch.full((3,), 1 / 3)))
+
+    def test_row_probe_sees_a_token_drawn_at_an_invalid_temperature(self):
+        # torch_row_probe.py, the predicate of temperature-unchecked and one-error
+        # (findings.json), on row files as sampcert writes them: a token at T = -0.5 and at
+        # T = inf, none at T = 1 (a valid temperature), NaN probabilities at T = NaN.
+        def bits(x):
+            return struct.unpack("<I", struct.pack("<f", x))[0]
+
+        seen = {}
+        with tempfile.TemporaryDirectory() as d:
+            for name, t in (("neg", -0.5), ("inf", float("inf")), ("one", 1.0),
+                            ("nan", float("nan"))):
+                path = os.path.join(d, name + ".json")
+                with open(path, "w") as f:
+                    json.dump({"format": "sampcert-row/1", "dtype": "f32",
+                               "logit_bits": [bits(v) for v in (0.0, 5.0, -3.0)],
+                               "temperature_bits": bits(t)}, f)
+                seen[name] = torch_row_probe.probe(path, "f32")
+        self.assertEqual([seen[n]["drawn_at_invalid_temperature"] for n in ("neg", "inf", "one")],
+                         [1, 1, 0])
+        self.assertEqual(seen["nan"]["drawn_at_invalid_temperature"], 0)
+        self.assertEqual(seen["nan"]["nan"], 3)
+        self.assertEqual(seen["one"]["nan"], 0)
 
     def test_small_temperature_rounds_the_quotients_before_the_softmax(self):
         # x / T is rounded to float32 before the maximum is subtracted: at T = 2.7078187e-07

@@ -7,7 +7,9 @@ Builds the logits from the row's bit patterns (float32 exactly for --dtype f32; 
 half type otherwise, as torch_sampler.py's variants do), sets masked tokens to -inf, divides by
 T and takes torch.softmax: plain torch and numpy, no sampcert code. Prints one JSON line per
 row: {"row": file, "nan": NaN probabilities, "zero": probabilities exactly 0, "inf_quotients":
-infinite logit / T among the allowed tokens, "masked_nan": NaN logits among the masked tokens}. adapters/thirdparty/
+infinite logit / T among the allowed tokens, "masked_nan": NaN logits among the masked tokens,
+"drawn_at_invalid_temperature": 1 when T is not a valid temperature (T < 0 or T = +inf; SPEC
+IN-2) and torch.multinomial(probabilities, 1) still returns a token, else 0}. adapters/thirdparty/
 findings.py runs it as the predicate of a torch or transformers finding on the failing rows
 the finding claims (findings.json).
 """
@@ -45,8 +47,16 @@ def probe(path, compute):
     t = float(np.array([row["temperature_bits"]], dtype=np.uint32).view(np.float32)[0])
     q = x / t
     p = torch.softmax(q, dim=-1)
+    drawn = 0
+    if t < 0 or t == float("inf"):
+        try:
+            torch.multinomial(p.float(), 1)
+            drawn = 1
+        except RuntimeError:  # torch's own check of the probabilities, not of the temperature
+            pass
     return {"row": path, "nan": int(torch.isnan(p).sum()), "zero": int((p == 0).sum()),
-            "inf_quotients": int(torch.isinf(q[allowed]).sum()), "masked_nan": masked_nan}
+            "inf_quotients": int(torch.isinf(q[allowed]).sum()), "masked_nan": masked_nan,
+            "drawn_at_invalid_temperature": drawn}
 
 
 def main():
