@@ -53,7 +53,8 @@ function(sampcert_add_test name)
   sampcert_set_warnings(${name})
   sampcert_strict_fp(${name})
   # Under the sanitizers a test's own sources compile at -O0, in half the time of the preset's
-  # -O1 (report_test.cc: 26 s against 54 s); the code under test, in the libraries, keeps -O1.
+  # -O1 (report_test.cc: 26 s against 54 s); the libraries keep -O1 (header code a test
+  # instantiates is compiled at -O0 there).
   if(SAMPCERT_SANITIZE)
     target_compile_options(${name} PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-O0>)
   endif()

@@ -241,7 +241,9 @@ class Builder:
             if w in ("-MT", "-MF"):
                 skip = True
                 continue
-            if w in ("-Werror", "-g", "-MD") or w.startswith("-Werror="):
+            # Debug info of any level (-g, -g1, ...) holds the source path, which differs
+            # between a mutant and the original: same_code would never see them equal.
+            if w in ("-Werror", "-MD") or w.startswith(("-Werror=", "-g")):
                 continue
             out.append(w)
         return out

@@ -55,7 +55,9 @@ class JaxProbes(unittest.TestCase):
                 "nan": ([0.0, float("nan"), 2.0], 1.0, None),
                 "empty": ([0.0, 1.0, 2.0], 1.0, [0, 0, 0]),
                 "pos_inf": ([1.0, INF, INF], 1.0, None),
-                "tiny_t": ([0.5, 1.0, -1.0], 1e-45, None)}
+                "tiny_t": ([0.5, 1.0, -1.0], 1e-45, None),
+                # Two masked tokens at T < 0: -inf / T is +inf, but they are not allowed.
+                "masked_neg_t": ([0.0, 1.0, 2.0], -1.0, [0, 0, 1])}
         seen = {}
         with tempfile.TemporaryDirectory() as d:
             for name, (x, t, mask) in rows.items():
@@ -73,6 +75,15 @@ class JaxProbes(unittest.TestCase):
         for name, field in fields.items():
             self.assertGreaterEqual(seen[name][field], 1, f"{field} on {name}: {seen[name]}")
             self.assertEqual(seen["plain"][field], 0, f"{field} on the plain row")
+        # Each mechanism's field only: nan_drawn and pos_inf_lowest are 0 on the other rows
+        # (tiny_t's two positive logits overflow to +inf and the first always wins: that row
+        # is pos_inf_lowest's too, as tiny-temperature-overflow says).
+        self.assertEqual(seen["tiny_t"]["pos_inf_lowest"], 1)
+        for name in ("neg_t", "empty", "tiny_t", "masked_neg_t"):
+            self.assertEqual(seen[name]["nan_drawn"], 0, f"nan_drawn on {name}")
+            if name != "tiny_t":
+                self.assertEqual(seen[name]["pos_inf_lowest"], 0, f"pos_inf_lowest on {name}")
+        self.assertEqual(seen["masked_neg_t"]["inf_quotients"], 0)
         # x / 1e-45 overflows for each nonzero logit (XLA's CPU also flushes the subnormal T
         # to 0, which gives the same infinities).
         self.assertEqual(seen["tiny_t"]["inf_quotients"], 3)

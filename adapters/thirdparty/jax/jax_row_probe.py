@@ -11,11 +11,11 @@ draws 32 tokens with jax.random.categorical (keys fold_in(key(0), j)): plain JAX
 sampcert code. Prints one JSON line per row:
 
   "invalid_temperature_drawn"  1 when T is no valid temperature (T < 0, T = +inf or NaN;
-                               SPEC IN-2) and categorical returns a token (it raises nothing
-                               on any input), else 0
+                               SPEC IN-2) and categorical returns a token for each of the 32
+                               draws (it raises nothing on any input JAX accepts), else 0
   "nan_drawn"                  1 when an allowed logit is NaN and categorical returns its index
   "empty_support_token_0"      1 when the support is empty (every allowed logit is -inf, or
-                               nothing is allowed) and categorical returns token 0
+                               nothing is allowed) and every draw returns token 0
   "pos_inf_lowest"             1 when two or more allowed quotients are +inf and every draw is
                                the lowest-index one
   "inf_quotients"              the allowed finite logits whose quotient logit / T is infinite
@@ -52,8 +52,10 @@ def probe(path, compute):
     if row.get("format") != "sampcert-row/1":
         raise SystemExit(f"{path}: not a sampcert-row/1 file")
     x = logits(row, compute)
+    allowed = np.ones(x.shape[0], dtype=bool)
     if row.get("mask"):
-        x = jnp.where(jnp.array(row["mask"], dtype=bool), x, jnp.array(-jnp.inf, x.dtype))
+        allowed = np.array(row["mask"], dtype=bool)
+        x = jnp.where(jnp.asarray(allowed), x, jnp.array(-jnp.inf, x.dtype))
     index = np.arange(x.shape[0])
     k = int(row.get("top_k", 0))
     if 0 < k < x.shape[0]:
@@ -61,18 +63,24 @@ def probe(path, compute):
         index = np.asarray(kept)
     t = float(np.array([row["temperature_bits"]], dtype=np.uint32).view(np.float32)[0])
     z = x / jnp.float32(t).astype(x.dtype)
-    draws = [int(index[int(jax.random.categorical(jax.random.fold_in(jax.random.key(0), j), z))])
-             for j in range(DRAWS)]
+    try:
+        draws = [int(index[int(jax.random.categorical(jax.random.fold_in(jax.random.key(0), j),
+                                                      z))]) for j in range(DRAWS)]
+    except Exception:  # noqa: BLE001  no token: every field that needs one is 0
+        draws = []
     xs, zs = np.asarray(x, dtype=np.float32), np.asarray(z, dtype=np.float32)
-    nan_tokens = set(index[np.isnan(xs)].tolist())
-    pos_inf = index[zs == np.inf]
+    kept_allowed = allowed[index]
+    nan_tokens = set(index[np.isnan(xs)].tolist())  # masked tokens are -inf by now
+    pos_inf = index[(zs == np.inf) & kept_allowed]  # -inf / T < 0 is +inf too: not allowed
     invalid_t = t < 0 or t == float("inf") or t != t
     return {"row": path,
             "invalid_temperature_drawn": int(invalid_t and len(draws) == DRAWS),
             "nan_drawn": int(any(d in nan_tokens for d in draws)),
-            "empty_support_token_0": int(bool(np.all(xs == -np.inf)) and draws[0] == 0),
-            "pos_inf_lowest": int(pos_inf.size >= 2 and all(d == pos_inf.min() for d in draws)),
-            "inf_quotients": int(np.sum(np.isfinite(xs) & np.isinf(zs)))}
+            "empty_support_token_0": int(bool(np.all(xs == -np.inf)) and len(draws) == DRAWS
+                                         and all(d == 0 for d in draws)),
+            "pos_inf_lowest": int(pos_inf.size >= 2 and len(draws) == DRAWS
+                                  and all(d == pos_inf.min() for d in draws)),
+            "inf_quotients": int(np.sum(np.isfinite(xs) & np.isinf(zs) & kept_allowed))}
 
 
 def main():
