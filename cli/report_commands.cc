@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "cli/terminal_text.h"
 #include "reports/html.h"
 #include "reports/junit.h"
 #include "reports/report.h"
@@ -13,12 +14,6 @@
 #include "results/text.h"
 
 namespace sampcert::cli {
-namespace {
-
-// Paths and messages can carry any bytes: escaped before they reach the terminal.
-std::string S(const std::string& s) { return results::EscapeForTerminal(s); }
-
-}  // namespace
 
 int RunReportMerge(const std::vector<std::string>& inputs, const std::string& out_dir,
                    std::ostream& out, std::ostream& err) {

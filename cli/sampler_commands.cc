@@ -8,6 +8,7 @@
 #include "adapters/declarations.h"
 #include "adapters/sampler.h"
 #include "cli/run_command.h"
+#include "cli/terminal_text.h"
 #include "properties/conformance.h"
 #include "registry/builtin_samplers.h"
 #include "registry/open_sampler.h"
@@ -17,9 +18,6 @@
 
 namespace sampcert::cli {
 namespace {
-
-// A sampler's name, version and messages are its bytes: escaped for the terminal.
-std::string S(const std::string& s) { return results::EscapeForTerminal(s); }
 
 // `info` and `sample` open the sampler as `run` does: in a worker, with its limits (the same
 // --item-timeout CPU seconds, address space, system-call filter), so that a hostile sampler gets

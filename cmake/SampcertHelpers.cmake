@@ -24,6 +24,12 @@ function(sampcert_set_warnings target)
   if(SAMPCERT_LINK_WITH_LLD AND SAMPCERT_HAVE_LLD)
     target_link_options(${target} PRIVATE $<$<LINK_LANGUAGE:CXX,C>:-fuse-ld=lld>)
   endif()
+  # Static libraries only (top-level CMakeLists.txt, SAMPCERT_UNITY_BUILD): a test executable
+  # or a plug-in is one source file or a few that share nothing worth merging.
+  get_target_property(type ${target} TYPE)
+  if(SAMPCERT_UNITY_BUILD AND type STREQUAL "STATIC_LIBRARY")
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON)
+  endif()
 endfunction()
 
 # GCC 12 at -O1 with ASan flags libstdc++'s own std::regex (the move of _State's std::function

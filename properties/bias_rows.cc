@@ -14,6 +14,7 @@
 
 #include "adapters/declarations.h"
 #include "properties/families.h"
+#include "properties/infinity.h"
 #include "properties/plan.h"
 #include "properties/rewritten_row.h"
 #include "sampcert/reference_distribution.h"
@@ -24,8 +25,6 @@ namespace sampcert::properties {
 namespace {
 
 using results::TestResult;
-
-constexpr float kInf = std::numeric_limits<float>::infinity();
 
 RowCase WithBias(RowCase r, std::vector<std::pair<int64_t, float>> bias) {
   for (const auto& [id, b] : bias) {

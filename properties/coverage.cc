@@ -8,6 +8,7 @@
 #include <numeric>
 #include <random>
 
+#include "properties/infinity.h"
 #include "properties/plan.h"
 #include "properties/portable_random.h"
 #include "sampcert/sampler_abi.h"
@@ -15,7 +16,6 @@
 namespace sampcert::properties {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
 
 // The dtype's own extremes, exactly (f16: 2^-24, 2^-14, 65504; bf16: 2^-133, 2^-126, its max).

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <random>
 
+#include "properties/infinity.h"
 #include "properties/portable_random.h"
 #include "sampcert/reference_distribution.h"
 #include "sampcert/sampler_abi.h"
@@ -14,7 +15,6 @@
 namespace sampcert::properties {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
 
 float DTypeMax(DType d) {

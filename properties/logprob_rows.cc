@@ -29,7 +29,7 @@ using results::TestResult;
 
 constexpr uint64_t kDraws = 256;
 constexpr uint64_t kTopN = 5;
-constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 constexpr int32_t kModes[] = {SAMPCERT_LOGPROBS_RAW, SAMPCERT_LOGPROBS_SCALED,
                               SAMPCERT_LOGPROBS_PROCESSED};
@@ -66,7 +66,7 @@ bool Within(const AccuracyParams& a, long double want, double got, std::size_t v
     return false;
   }
   if (want == -std::numeric_limits<long double>::infinity()) {
-    if (got == -kInf) return true;
+    if (got == -kInfinity) return true;
     *why = fmt::format("{} where the token is outside the mode's support (must be -inf)", got);
     return false;
   }
@@ -139,7 +139,7 @@ std::string CheckMode(adapters::Sampler& sampler, const RowCase& row, uint64_t s
     // their bounds (unbounded below the class's floor, where PROB-1 orders nothing).
     auto slack = [&](long double ell) {
       const Bound b = LogprobBound(a, ell, v);
-      return b.relative ? b.value : kInf;
+      return b.relative ? b.value : kInfinity;
     };
     for (std::size_t s = 0; s < v; ++s) {
       const long double r = (*ref)[s];

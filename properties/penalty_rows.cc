@@ -12,6 +12,7 @@
 
 #include "adapters/declarations.h"
 #include "properties/families.h"
+#include "properties/infinity.h"
 #include "properties/plan.h"
 #include "properties/rewritten_row.h"
 #include "sampcert/reference_distribution.h"
@@ -22,8 +23,6 @@ namespace sampcert::properties {
 namespace {
 
 using results::TestResult;
-
-constexpr float kInf = std::numeric_limits<float>::infinity();
 
 RowCase WithHistory(RowCase r, std::vector<int64_t> prompt, std::vector<int64_t> output,
                     float repetition, float presence, float frequency) {

@@ -15,14 +15,15 @@
 namespace sampcert {
 namespace {
 
-Error RowError(std::size_t row_index, ErrorCode code, const std::string& what) {
+// The error, naming its row in the message and in the row-index field.
+Error RowErrorAt(std::size_t row_index, ErrorCode code, const std::string& what) {
   return Error{code, fmt::format("row {}: {}", row_index, what), static_cast<int64_t>(row_index)};
 }
 
 // INV-8 (SPEC section 16): each history list (the penalties are the table's fields).
 Error ValidateHistory(const RowView& row, std::size_t row_index) {
   auto bad = [row_index](const std::string& what) {
-    return RowError(row_index, ErrorCode::kInvalidPenalty, what);
+    return RowErrorAt(row_index, ErrorCode::kInvalidPenalty, what);
   };
   const struct {
     const char* name;
@@ -49,16 +50,16 @@ Error ValidateHistory(const RowView& row, std::size_t row_index) {
 
 Error ValidateRowParameters(const RowView& row, const Policies& pol, std::size_t row_index) {
   if (std::string why = ValidatePolicies(pol); !why.empty()) {
-    return RowError(row_index, ErrorCode::kInvalidArgument, "invalid policies: " + why);
+    return RowErrorAt(row_index, ErrorCode::kInvalidArgument, "invalid policies: " + why);
   }
   const int dtype_code = static_cast<int>(row.dtype);
   if (dtype_code < 0 || dtype_code > 2) {
-    return RowError(row_index, ErrorCode::kInvalidArgument,
-                    fmt::format("unknown dtype code {}", dtype_code));
+    return RowErrorAt(row_index, ErrorCode::kInvalidArgument,
+                      fmt::format("unknown dtype code {}", dtype_code));
   }
   if (row.vocab == 0 || row.logits == nullptr) {
-    return RowError(row_index, ErrorCode::kEmptyVocab,
-                    row.vocab == 0 ? "vocabulary size is 0" : "logits buffer is null");
+    return RowErrorAt(row_index, ErrorCode::kEmptyVocab,
+                      row.vocab == 0 ? "vocabulary size is 0" : "logits buffer is null");
   }
   // The row's fields, in their table's order (SPEC section 5's): each in its range.
   for (const adapters::RowField& f : adapters::kRowFields) {
@@ -69,8 +70,8 @@ Error ValidateRowParameters(const RowView& row, const Policies& pol, std::size_t
       }
       return fmt::format("{}", v);
     });
-    return RowError(row_index, f.invalid,
-                    fmt::format("{} is {} ({})", f.name, value, f.requirement));
+    return RowErrorAt(row_index, f.invalid,
+                      fmt::format("{} is {} ({})", f.name, value, f.requirement));
   }
   if (Error e = ValidateHistory(row, row_index); e.code != ErrorCode::kOk) return e;
   return ValidateLogitBias(row, row_index);  // INV-9, after INV-8
@@ -82,18 +83,18 @@ Error ValidateRow(const RowView& row, const Policies& pol, std::size_t row_index
   // it: the row is NotSupported, as one needing an undeclared capability is.
   const bool repetition = row.repetition_penalty != 1.0f && row.repetition_penalty != 0.0f;
   if (repetition && pol.repetition_history == PenaltyHistory::kNone) {
-    return RowError(row_index, ErrorCode::kUnsupported,
-                    fmt::format("repetition penalty {} asked of a sampler that declares no "
-                                "repetition penalty (repetition_history none)",
-                                row.repetition_penalty));
+    return RowErrorAt(row_index, ErrorCode::kUnsupported,
+                      fmt::format("repetition penalty {} asked of a sampler that declares no "
+                                  "repetition penalty (repetition_history none)",
+                                  row.repetition_penalty));
   }
   if ((row.presence_penalty != 0.0f || row.frequency_penalty != 0.0f) &&
       pol.additive_history == PenaltyHistory::kNone) {
-    return RowError(row_index, ErrorCode::kUnsupported,
-                    fmt::format("presence penalty {} and frequency penalty {} asked of a sampler "
-                                "that declares no presence or frequency penalty "
-                                "(additive_history none)",
-                                row.presence_penalty, row.frequency_penalty));
+    return RowErrorAt(row_index, ErrorCode::kUnsupported,
+                      fmt::format("presence penalty {} and frequency penalty {} asked of a sampler "
+                                  "that declares no presence or frequency penalty "
+                                  "(additive_history none)",
+                                  row.presence_penalty, row.frequency_penalty));
   }
   std::size_t masked = 0, banned = 0, neg_inf = 0, nan_masked = 0, support = 0;
   const std::vector<uint8_t> bans = BannedTokens(row);  // BIAS-2, MINLEN-1: banned as if masked
@@ -109,8 +110,8 @@ Error ValidateRow(const RowView& row, const Policies& pol, std::size_t row_index
     const long double x = DecodeLogit(row.dtype, row.logits, i);
     if (std::isnan(x)) {
       if (pol.nan_policy == NanPolicy::kError) {
-        return RowError(row_index, ErrorCode::kNanLogit,
-                        fmt::format("logit {} is NaN and allowed (NaN policy: error)", i));
+        return RowErrorAt(row_index, ErrorCode::kNanLogit,
+                          fmt::format("logit {} is NaN and allowed (NaN policy: error)", i));
       }
       ++nan_masked;
     } else if (x == -INFINITY) {
@@ -120,15 +121,15 @@ Error ValidateRow(const RowView& row, const Policies& pol, std::size_t row_index
     }
   }
   if (support == 0) {
-    return RowError(row_index, ErrorCode::kEmptySupport,
-                    banned == 0
-                        ? fmt::format("empty support: of {} tokens, {} masked, {} -inf, {} NaN "
-                                      "treated as masked",
-                                      row.vocab, masked, neg_inf, nan_masked)
-                        : fmt::format("empty support: of {} tokens, {} masked, {} banned (a -inf "
-                                      "bias or the minimum length), {} -inf, {} NaN treated as "
-                                      "masked",
-                                      row.vocab, masked, banned, neg_inf, nan_masked));
+    return RowErrorAt(row_index, ErrorCode::kEmptySupport,
+                      banned == 0
+                          ? fmt::format("empty support: of {} tokens, {} masked, {} -inf, {} NaN "
+                                        "treated as masked",
+                                        row.vocab, masked, neg_inf, nan_masked)
+                          : fmt::format("empty support: of {} tokens, {} masked, {} banned (a -inf "
+                                        "bias or the minimum length), {} -inf, {} NaN treated as "
+                                        "masked",
+                                        row.vocab, masked, banned, neg_inf, nan_masked));
   }
   return Error{};
 }

@@ -16,6 +16,7 @@
 #include "results/result_json.h"
 #include "results/strict_json.h"
 #include "runner/interrupt_scope.h"
+#include "runner/seconds.h"
 #include "runner/worker.h"
 
 namespace sampcert::runner {
@@ -25,10 +26,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
-
-double Seconds(Clock::time_point since) {
-  return std::chrono::duration<double>(Clock::now() - since).count();
-}
 
 std::string Family(const PlanItem& item) { return ItemFamily(item); }
 std::string Dump(const json& j) { return DumpMessage(j); }

@@ -14,6 +14,7 @@
 
 #include "results/strict_json.h"
 #include "runner/interrupt_scope.h"
+#include "runner/seconds.h"
 #include "runner/worker.h"
 #include "runner/worker_message.h"
 
@@ -211,10 +212,6 @@ bool RunToEndOrInterrupt(Worker& w, double backstop_s, WorkerEnd* end) {
   }
   *end = w.Reap();
   return interrupted;
-}
-
-double Seconds(std::chrono::steady_clock::time_point since) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
 
 }  // namespace
