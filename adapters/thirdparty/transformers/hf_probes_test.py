@@ -8,8 +8,11 @@ python.thirdparty_verifier_probes):
         -s adapters/thirdparty/transformers -p '*_test.py'
 """
 
+import json
 import math
 import os
+import struct
+import tempfile
 import unittest
 
 os.environ["HF_HUB_OFFLINE"] = "1"
@@ -23,6 +26,9 @@ from transformers.generation.logits_process import (  # noqa: E402
     MinNewTokensLengthLogitsProcessor, NoBadWordsLogitsProcessor, RepetitionPenaltyLogitsProcessor,
     SequenceBiasLogitsProcessor)
 from transformers.modeling_outputs import CausalLMOutputWithPast  # noqa: E402
+
+# Beside this file: unittest discover -s puts its folder on the path.
+import hf_row_probe  # noqa: E402
 
 MULTINOMIAL_ERROR = "probability tensor contains either"
 IDS = torch.zeros((1, 1), dtype=torch.long)
@@ -107,6 +113,68 @@ class TransformersProbes(unittest.TestCase):
         out = model.generate(IDS, do_sample=False, top_k=-2, min_p=1.0, top_p=1.5,
                              max_new_tokens=2, pad_token_id=0, use_cache=False)
         self.assertEqual(out[0, 1:].tolist(), [0, 0])
+
+    def test_row_probe_names_each_mechanism_on_its_row_only(self):
+        # hf_row_probe.py, the predicate of fourteen findings (findings.json), on row files as
+        # sampcert writes them: each field is 1 (or more) on the row that shows its mechanism
+        # and 0 on a plain row (V = 3, T = 1).
+        def bits(x):
+            return struct.unpack("<I", struct.pack("<f", x))[0]
+
+        inf, nan = float("inf"), float("nan")
+        rows = {  # name: logits, T, mask, other fields
+            "plain": ([0.0, 1.0, 2.0], 1.0, None, {}),
+            "top_p_nan": ([0.0, 1.0, 2.0], 1.0, None, {"top_p_bits": bits(nan)}),
+            "top_p_zero": ([0.0, 1.0, 2.0], 1.0, None, {"top_p_bits": bits(0.0)}),
+            "t_inf": ([0.0, 1.0, 2.0], inf, None, {}),
+            "min_p_one": ([0.0, 1.0, 2.0], 1.0, None, {"min_p_bits": bits(1.0)}),
+            "greedy_top_k": ([0.0, 1.0, 2.0], 0.0, None, {"top_k": -2}),
+            "sampled_top_k": ([0.0, 1.0, 2.0], 1.0, None, {"top_k": -2}),
+            "empty": ([-inf, -inf, 2.0], 1.0, [1, 1, 0], {}),
+            "greedy_masked_inf": ([0.0, 1.0, inf], 0.0, [1, 1, 0], {}),
+            "nan": ([0.0, nan, 2.0], 1.0, None, {}),
+            # The request's own fields (SPEC sections 16 and 18), at T = 1.
+            "pen_overflow": ([3e38, 2.9e38, 0.0], 1.0, None,
+                             {"repetition_penalty_bits": bits(0.5), "output_tokens": [0, 1]}),
+            "history_past_v": ([0.0, 1.0, 2.0], 1.0, None,
+                               {"repetition_penalty_bits": bits(1.3), "output_tokens": [1, 3]}),
+            "nan_bias": ([0.0, 1.0, 2.0], 1.0, None,
+                         {"bias_tokens": [1], "bias_bits": [bits(nan)]}),
+            "repeated_bias": ([0.0, 1.0, 2.0], 1.0, None,
+                              {"bias_tokens": [2, 2], "bias_bits": [bits(1.0), bits(-1.0)]}),
+            "eos_past_v": ([0.0, 1.0, 2.0], 1.0, None, {"min_tokens": 2, "eos_token_id": 3,
+                                                        "output_tokens": [1]})}
+        seen = {}
+        with tempfile.TemporaryDirectory() as d:
+            for name, (x, t, mask, extra) in rows.items():
+                path = os.path.join(d, name + ".json")
+                row = {"format": "sampcert-row/1", "dtype": "f32",
+                       "logit_bits": [bits(v) for v in x], "temperature_bits": bits(t), **extra}
+                if mask is not None:
+                    row["mask"] = mask
+                with open(path, "w") as f:
+                    json.dump(row, f)
+                seen[name] = hf_row_probe.probe(path, "f32")
+        fields = {"top_p_nan": "top_p_unchecked", "top_p_zero": "top_p_unchecked",
+                  "t_inf": "temperature_inf_accepted", "min_p_one": "sampling_parameter_unchecked",
+                  "greedy_top_k": "sampling_parameter_unchecked", "empty": "forced_allowed",
+                  "greedy_masked_inf": "greedy_nan", "nan": "nan", "sampled_top_k": "refused",
+                  "pen_overflow": "overflowed",
+                  "history_past_v": "history_past_vocabulary_accepted",
+                  "nan_bias": "nan_bias_accepted", "repeated_bias": "repeated_bias_accepted",
+                  "eos_past_v": "eos_past_vocabulary_accepted"}
+        for name, field in fields.items():
+            self.assertGreaterEqual(seen[name][field], 1, f"{field} on {name}: {seen[name]}")
+            self.assertEqual(seen["plain"][field], 0, f"{field} on the plain row")
+        # Both allowed tokens of the empty support were forced to a finite score.
+        self.assertEqual(seen["empty"]["forced_allowed"], 2)
+        # A refused row shows no mechanism; T = 0 is min-p-one's, never top-p-unchecked's.
+        self.assertEqual(sum(v for k, v in seen["sampled_top_k"].items() if k != "row"), 1)
+        self.assertEqual(seen["greedy_top_k"]["top_p_unchecked"], 0)
+        self.assertEqual(seen["top_p_zero"]["sampling_parameter_unchecked"], 0)
+        # r = 0.5 divides the two seen positive logits: 6e38 and 5.8e38 overflow to +inf.
+        self.assertEqual(seen["pen_overflow"]["overflowed"], 2)
+        self.assertEqual(seen["nan_bias"]["overflowed"], 0)
 
     def test_one_bad_row_fails_the_whole_batch(self):
         # _sample draws the whole batch with one torch.multinomial(probs, 1): a row whose
