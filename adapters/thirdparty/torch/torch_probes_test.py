@@ -101,6 +101,34 @@ class TorchProbes(unittest.TestCase):
         self.assertEqual(seen["nan"]["nan"], 3)
         self.assertEqual(seen["one"]["nan"], 0)
 
+    def test_row_probe_measures_quotient_rounding_against_the_tolerance(self):
+        # torch_row_probe.py's quotient_rounding, the predicate of quotient-rounding (torch's
+        # and transformers' findings.json): three adjacent float32 logits at T = 2.7e-7 (their
+        # quotients about 1e7, float32's spacing 1) move by percents, far past TOL-3's bound of
+        # about 1e-6 for the fp32 class at V = 3; at T = 1 float32's own rounding of the
+        # quotients stays inside it, and a masked or infinite logit is not counted.
+        def bits(x):
+            return struct.unpack("<I", struct.pack("<f", x))[0]
+
+        near = [2.7078185, 2.7078187, 2.707819]
+        rows = {"small_t": (near, 2.7078187e-07, None), "one": (near, 1.0, None),
+                "wide": ([0.1, -7.3, 3.3], 0.7, None),
+                "masked": ([near[0], float("inf"), near[2]], 1.0, [1, 0, 1]),
+                "greedy": (near, 0.0, None)}
+        seen = {}
+        with tempfile.TemporaryDirectory() as d:
+            for name, (x, t, mask) in rows.items():
+                path = os.path.join(d, name + ".json")
+                row = {"format": "sampcert-row/1", "dtype": "f32",
+                       "logit_bits": [bits(v) for v in x], "temperature_bits": bits(t)}
+                if mask is not None:
+                    row["mask"] = mask
+                with open(path, "w") as f:
+                    json.dump(row, f)
+                seen[name] = torch_row_probe.probe(path, "f32")["quotient_rounding"]
+        self.assertGreaterEqual(seen["small_t"], 2, seen)
+        self.assertEqual([seen[n] for n in ("one", "wide", "masked", "greedy")], [0, 0, 0, 0])
+
     def test_small_temperature_rounds_the_quotients_before_the_softmax(self):
         # x / T is rounded to float32 before the maximum is subtracted: at T = 2.7078187e-07
         # the quotients are about 1e7, where float32's spacing is 1, so two logits one float32
