@@ -88,6 +88,37 @@ class JaxProbes(unittest.TestCase):
         # to 0, which gives the same infinities).
         self.assertEqual(seen["tiny_t"]["inf_quotients"], 3)
 
+    def test_row_probe_sees_temperature_rounding_flushing_and_the_noise_grid(self):
+        # jax_row_probe.py's fields for bf16-temperature, subnormal-flush and
+        # low-mode-noise-ceiling (findings.json), each 1 or more on its row and 0 on a plain
+        # one: T = 1e-45 is 0 in bf16 (and nonzero in float32); a subnormal T flushed to 0
+        # makes 0 / T NaN (and 2 / T inf); exp(-17) and exp(-25) are below 1e-7 of the maximum.
+        def bits(x):
+            return struct.unpack("<I", struct.pack("<f", x))[0]
+
+        rows = {"plain": ([0.0, 1.0, 2.0], 1.0, "f32"),
+                "plain_bf16": ([0.0, 1.0, 2.0], 1.0, "bf16"),
+                "tiny_t_bf16": ([0.5, 1.0, -1.0], 1e-45, "bf16"),
+                "tiny_t_f32": ([0.5, 1.0, -1.0], 1e-30, "f32"),
+                "subnormal_t": ([0.0, 2.0], 1e-40, "f32"),
+                "deep_tail": ([0.0, -17.0, -25.0], 1.0, "f32")}
+        seen = {}
+        with tempfile.TemporaryDirectory() as d:
+            for name, (x, t, compute) in rows.items():
+                path = os.path.join(d, name + ".json")
+                with open(path, "w") as f:
+                    json.dump({"format": "sampcert-row/1", "dtype": "f32",
+                               "logit_bits": [bits(v) for v in x], "temperature_bits": bits(t)},
+                              f)
+                seen[name] = jax_row_probe.probe(path, compute)
+        self.assertEqual(seen["tiny_t_bf16"]["temperature_rounded_away"], 1, seen)
+        self.assertEqual(seen["tiny_t_f32"]["temperature_rounded_away"], 0, seen)
+        self.assertEqual(seen["subnormal_t"]["flushed_nan"], 1, seen)
+        self.assertEqual(seen["deep_tail"]["below_noise_grid"], 2, seen)
+        for name in ("plain", "plain_bf16"):
+            for field in ("temperature_rounded_away", "flushed_nan", "below_noise_grid"):
+                self.assertEqual(seen[name][field], 0, f"{field} on {name}")
+
     def test_division_by_a_tiny_temperature_overflows_and_the_first_inf_wins(self):
         # x / T is computed before any maximum is subtracted: at T = 1e-45 both logits become
         # +inf and token 0 wins, though the exact limit (T -> 0) is token 1, the larger logit.

@@ -19,6 +19,16 @@ sampcert code. Prints one JSON line per row:
   "pos_inf_lowest"             1 when two or more allowed quotients are +inf and every draw is
                                the lowest-index one
   "inf_quotients"              the allowed finite logits whose quotient logit / T is infinite
+  "temperature_rounded_away"   1 when T is finite and > 0 but the compute dtype's T (the
+                               variant's x / T divides in the logits' dtype) is 0 or inf
+  "flushed_nan"                the allowed finite logits whose quotient is NaN at a finite
+                               T > 0 (XLA's CPU flushes a subnormal T or logit to 0: 0 / 0)
+  "below_noise_grid"           the allowed tokens whose weight exp((x_i - x_max) / T) (float64,
+                               from the compute dtype's quotients) is below 1e-7 of the
+                               largest: under mode "low" the float32 Gumbel noise comes from a
+                               2^-23 grid of uniforms and never exceeds -log(-log(1 - 2^-23)) =
+                               15.94 (checked here with JAX), so such tokens are drawn too
+                               rarely or never
 
 adapters/thirdparty/findings.py runs it as the predicate of a JAX finding on the failing rows
 the finding claims (findings.json).
@@ -35,6 +45,9 @@ import numpy as np  # noqa: E402
 
 HALF = {"f16": jnp.float16, "bf16": jnp.bfloat16}
 DRAWS = 32
+# The largest Gumbel value mode "low" can give: -log(-log(u)) at the largest float32 uniform
+# below 1 that jax.random.uniform makes (1 - 2^-23), computed by JAX as categorical computes it.
+NOISE_CEILING = float(-jnp.log(-jnp.log(jnp.float32(1) - jnp.float32(2.0**-23))))
 
 
 def logits(row, compute):
@@ -73,6 +86,13 @@ def probe(path, compute):
     nan_tokens = set(index[np.isnan(xs)].tolist())  # masked tokens are -inf by now
     pos_inf = index[(zs == np.inf) & kept_allowed]  # -inf / T < 0 is +inf too: not allowed
     invalid_t = t < 0 or t == float("inf") or t != t
+    t_in_dtype = float(jnp.float32(t).astype(x.dtype))
+    finite_t = 0 < t < float("inf")
+    allowed_finite = np.isfinite(xs) & kept_allowed
+    below = 0
+    if finite_t and bool(np.isfinite(zs[allowed_finite]).all()) and allowed_finite.any():
+        zf = zs[allowed_finite].astype(np.float64)
+        below = int(np.sum(np.exp(zf - zf.max()) < 1e-7))
     return {"row": path,
             "invalid_temperature_drawn": int(invalid_t and len(draws) == DRAWS),
             "nan_drawn": int(any(d in nan_tokens for d in draws)),
@@ -80,7 +100,10 @@ def probe(path, compute):
                                          and all(d == 0 for d in draws)),
             "pos_inf_lowest": int(pos_inf.size >= 2 and len(draws) == DRAWS
                                   and all(d == pos_inf.min() for d in draws)),
-            "inf_quotients": int(np.sum(np.isfinite(xs) & np.isinf(zs) & kept_allowed))}
+            "inf_quotients": int(np.sum(np.isfinite(xs) & np.isinf(zs) & kept_allowed)),
+            "temperature_rounded_away": int(finite_t and t_in_dtype in (0.0, float("inf"))),
+            "flushed_nan": int(finite_t and np.sum(allowed_finite & np.isnan(zs))),
+            "below_noise_grid": below if NOISE_CEILING < 16 else 0}
 
 
 def main():
