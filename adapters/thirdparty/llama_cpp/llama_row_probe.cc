@@ -10,11 +10,17 @@
 // Prints one JSON line: {"kept": candidates left after the chain, "nan": how many of their
 // probabilities are NaN, "inf_quotients": how many kept logits are +-inf after temp (logit / T),
 // "max_cut": how many of the row's largest logits (+inf included) truncation removed when it
-// removed them all, "selected": the token}.
+// removed them all, "selected": the token, "invalid_selected": 1 when SPEC refuses the row
+// (section 5: an allowed NaN logit, an empty support, T < 0, T = inf or NaN, top_k < 0, top_p
+// NaN or outside (0, 1], min_p NaN or outside [0, 1)) and the chain selected a token anyway,
+// "quotient_rounding": what temp's rounding of logit / T to float does when everything after it
+// is exact: pairs of distinct kept logits whose quotients came out equal, plus kept tokens whose
+// probability it moves past SPEC TOL-3's fp32 bound}.
 // Exit 0, or 2 on a malformed row file.
 #include <ggml.h>
 #include <llama.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -61,6 +67,57 @@ std::vector<llama_token_data> Candidates(const nlohmann::json& row) {
   return out;
 }
 
+// SPEC section 5's refusals that concern the row's own values (the reference's rules).
+bool Invalid(const std::vector<llama_token_data>& data, float t, int64_t top_k, float top_p,
+             float min_p) {
+  bool any_finite = false;
+  for (const auto& d : data) {
+    if (std::isnan(d.logit)) return true;  // a masked NaN is -inf by now
+    any_finite |= d.logit > -INFINITY;
+  }
+  return !any_finite || !(t >= 0) || std::isinf(t) || top_k < 0 || !(top_p > 0 && top_p <= 1) ||
+         !(min_p >= 0 && min_p < 1);
+}
+
+// Pairs merged plus tokens past TOL-3 (fp32 class: u = u_out = 2^-24, c = 6, lambda = 8, floor
+// 2^-100): the kept candidates' quotients as temp left them against the exact x / T, each
+// softmax taken in long double.
+int64_t QuotientRounding(const llama_token_data_array& cur, const std::vector<float>& original,
+                         float t) {
+  if (!(t > 0) || std::isinf(t) || cur.size == 0) return 0;
+  std::vector<long double> exact, rounded;
+  for (size_t i = 0; i < cur.size; ++i) {
+    const float x = original[static_cast<size_t>(cur.data[i].id)];
+    if (!std::isfinite(x) || !std::isfinite(cur.data[i].logit)) return 0;  // others' findings
+    exact.push_back(static_cast<long double>(x) / t);
+    rounded.push_back(cur.data[i].logit);
+  }
+  int64_t merged = 0;
+  for (size_t i = 0; i < exact.size(); ++i) {
+    for (size_t j = i + 1; j < exact.size(); ++j) {
+      merged += exact[i] != exact[j] && rounded[i] == rounded[j] ? 1 : 0;
+    }
+  }
+  const auto softmax = [](std::vector<long double> v) {
+    long double m = v[0], z = 0;
+    for (long double x : v) m = std::max(m, x);
+    for (long double& x : v) z += (x = std::exp(x - m));
+    for (long double& x : v) x /= z;
+    return v;
+  };
+  long double m = exact[0];
+  for (long double x : exact) m = std::max(m, x);
+  const std::vector<long double> p = softmax(exact), q = softmax(rounded);
+  const long double u = std::ldexp(1.0L, -24), floor = std::ldexp(1.0L, -100);
+  int64_t past = 0;
+  for (size_t i = 0; i < p.size(); ++i) {
+    const long double bound = u * (3 * std::fabs(exact[i] - m) + 6) +
+                              8 * std::sqrt(static_cast<long double>(original.size())) * u + 2 * u;
+    past += p[i] >= floor && std::fabs(q[i] - p[i]) / p[i] > bound ? 1 : 0;
+  }
+  return merged + past;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -73,6 +130,9 @@ int main(int argc, char** argv) {
     const nlohmann::json row = nlohmann::json::parse(in);
     if (row.at("format") != "sampcert-row/1") throw std::runtime_error("not a sampcert-row/1");
     std::vector<llama_token_data> data = Candidates(row);
+    const std::vector<llama_token_data> data_in = data;
+    std::vector<float> original;
+    for (const auto& d : data) original.push_back(d.logit);
     // Truncation never cuts a largest candidate (top-k, top-p and min-p keep the best first):
     // max_cut counts the row's largest logits (+inf ones included) when the chain removed every
     // one of them.
@@ -97,6 +157,7 @@ int main(int argc, char** argv) {
     llama_sampler_apply(temp.get(), &cur);
     int64_t inf_quotients = 0;
     for (size_t i = 0; i < cur.size; ++i) inf_quotients += std::isinf(cur.data[i].logit) ? 1 : 0;
+    const int64_t quotient_rounding = QuotientRounding(cur, original, t);
     SamplerPtr dist(llama_sampler_init_dist(1), &llama_sampler_free);
     llama_sampler_apply(dist.get(), &cur);
     int64_t nan = 0;
@@ -108,7 +169,13 @@ int main(int argc, char** argv) {
         {"max_cut", max_kept == 0 && !std::isnan(row_max) && row_max > -INFINITY ? max_in_row : 0},
         {"selected", cur.selected >= 0 && static_cast<size_t>(cur.selected) < cur.size
                          ? nlohmann::json(cur.data[cur.selected].id)
-                         : nlohmann::json(nullptr)}};
+                         : nlohmann::json(nullptr)},
+        {"invalid_selected", Invalid(data_in, t, row.at("top_k").get<int64_t>(),
+                                     Bits32(row, "top_p_bits"), Bits32(row, "min_p_bits")) &&
+                                     cur.selected >= 0
+                                 ? 1
+                                 : 0},
+        {"quotient_rounding", quotient_rounding}};
     std::printf("%s\n", out.dump().c_str());
     return 0;
   } catch (const std::exception& e) {
