@@ -11,7 +11,6 @@
 #include "reports/report.h"
 #include "reports/report_json.h"
 #include "reports/report_set.h"
-#include "results/text.h"
 
 namespace sampcert::cli {
 

@@ -13,7 +13,6 @@
 #include "registry/builtin_samplers.h"
 #include "registry/open_sampler.h"
 #include "reports/verdict.h"
-#include "results/text.h"
 #include "runner/runner.h"
 
 namespace sampcert::cli {

@@ -68,12 +68,11 @@ std::vector<llama_token_data> Candidates(const nlohmann::json& row) {
 }
 
 // SPEC section 5's refusals that concern the row's own values (the reference's rules).
-bool Invalid(const std::vector<llama_token_data>& data, float t, int64_t top_k, float top_p,
-             float min_p) {
+bool Invalid(const std::vector<float>& logits, float t, int64_t top_k, float top_p, float min_p) {
   bool any_finite = false;
-  for (const auto& d : data) {
-    if (std::isnan(d.logit)) return true;  // a masked NaN is -inf by now
-    any_finite |= d.logit > -INFINITY;
+  for (const float x : logits) {
+    if (std::isnan(x)) return true;  // a masked NaN is -inf by now
+    any_finite |= x > -INFINITY;
   }
   return !any_finite || !(t >= 0) || std::isinf(t) || top_k < 0 || !(top_p > 0 && top_p <= 1) ||
          !(min_p >= 0 && min_p < 1);
@@ -130,7 +129,6 @@ int main(int argc, char** argv) {
     const nlohmann::json row = nlohmann::json::parse(in);
     if (row.at("format") != "sampcert-row/1") throw std::runtime_error("not a sampcert-row/1");
     std::vector<llama_token_data> data = Candidates(row);
-    const std::vector<llama_token_data> data_in = data;
     std::vector<float> original;
     for (const auto& d : data) original.push_back(d.logit);
     // Truncation never cuts a largest candidate (top-k, top-p and min-p keep the best first):
@@ -170,7 +168,7 @@ int main(int argc, char** argv) {
         {"selected", cur.selected >= 0 && static_cast<size_t>(cur.selected) < cur.size
                          ? nlohmann::json(cur.data[cur.selected].id)
                          : nlohmann::json(nullptr)},
-        {"invalid_selected", Invalid(data_in, t, row.at("top_k").get<int64_t>(),
+        {"invalid_selected", Invalid(original, t, row.at("top_k").get<int64_t>(),
                                      Bits32(row, "top_p_bits"), Bits32(row, "min_p_bits")) &&
                                      cur.selected >= 0
                                  ? 1
